@@ -1,0 +1,406 @@
+package dev.ordersaga.eventing;
+
+import io.debezium.embedded.Connect;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.format.ChangeEventFormat;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.connect.header.Header;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Streams this service's outbox from PostgreSQL to Kafka with an embedded Debezium engine.
+ *
+ * <p>Several instances of a service may run; one slot can have one reader. So the instances elect a streamer
+ * with a PostgreSQL advisory lock held on a dedicated session: the holder creates publication and slot (before
+ * its engine starts, so no commit falls into a gap) and streams; the others poll the lock and take over when the
+ * holder's session ends, which PostgreSQL notices as soon as its process dies.
+ *
+ * <p>Delivery is at-least-once: a batch's offsets are committed only after Kafka has acknowledged every record
+ * of it (acks=all, idempotent producer); whatever was published after the last stored offset is published again
+ * after a crash, and consumers absorb it in their inbox.
+ */
+@ApplicationScoped
+public class CdcRelay {
+
+    private static final Logger LOG = Logger.getLogger(CdcRelay.class);
+    private static final String HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat";
+
+    @ConfigProperty(name = "eventing.relay.enabled", defaultValue = "true")
+    boolean enabled;
+
+    /** Short name of the service: names the slot, the publication and the lock. */
+    @ConfigProperty(name = "eventing.service-name")
+    String serviceName;
+
+    @ConfigProperty(name = "quarkus.datasource.jdbc.url")
+    String jdbcUrl;
+
+    @ConfigProperty(name = "quarkus.datasource.username")
+    String dbUser;
+
+    @ConfigProperty(name = "quarkus.datasource.password")
+    String dbPassword;
+
+    @ConfigProperty(name = "kafka.bootstrap.servers")
+    String bootstrapServers;
+
+    @ConfigProperty(name = "eventing.relay.standby-poll-interval", defaultValue = "PT0.5S")
+    Duration standbyPollInterval;
+
+    @ConfigProperty(name = "eventing.relay.retry-backoff", defaultValue = "PT2S")
+    Duration retryBackoff;
+
+    @ConfigProperty(name = "eventing.relay.offset-flush-interval", defaultValue = "PT1S")
+    Duration offsetFlushInterval;
+
+    /**
+     * Fault injection for the crash tests: hold the first batch after it was read from the log and before it is
+     * published, and log that it is held, so that a test can kill the process at exactly that point.
+     */
+    @ConfigProperty(name = "eventing.relay.fault.hold-before-publish", defaultValue = "false")
+    boolean holdBeforePublish;
+
+    @Inject
+    MeterRegistry meters;
+
+    private final AtomicReference<RelayRole> role = new AtomicReference<>(RelayRole.STOPPED);
+    private final AtomicReference<String> lastError = new AtomicReference<>();
+    private final CountDownLatch stopSignal = new CountDownLatch(1);
+    private volatile Thread supervisor;
+    private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
+    private volatile KafkaProducer<String, String> producer;
+    private PostgresTarget target;
+    private Counter published;
+    private Timer publishLatency;
+
+    void onStart(@Observes StartupEvent event) {
+        if (!enabled) {
+            role.set(RelayRole.DISABLED);
+            LOG.info("CDC relay disabled by configuration");
+            return;
+        }
+        target = PostgresTarget.fromJdbcUrl(jdbcUrl, dbUser, dbPassword);
+        published = meters.counter("saga.relay.published");
+        publishLatency = Timer.builder("saga.relay.commit.to.publish").publishPercentiles(0.5, 0.99).register(meters);
+        supervisor = new Thread(this::supervise, "cdc-relay-" + serviceName);
+        supervisor.start();
+    }
+
+    void onStop(@Observes ShutdownEvent event) {
+        stopSignal.countDown();
+        Thread t = supervisor;
+        if (t != null) {
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        role.set(enabled ? RelayRole.STOPPED : RelayRole.DISABLED);
+    }
+
+    public RelayRole role() {
+        return role.get();
+    }
+
+    public String lastError() {
+        return lastError.get();
+    }
+
+    public String slotName() {
+        return serviceName + "_outbox";
+    }
+
+    private String publicationName() {
+        return serviceName + "_outbox";
+    }
+
+    private boolean stopping() {
+        return stopSignal.getCount() == 0;
+    }
+
+    /** Waits for the given time or until the app stops; true if stopping. */
+    private boolean pause(Duration duration) {
+        try {
+            return stopSignal.await(duration.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return true;
+        }
+    }
+
+    private void supervise() {
+        while (!stopping()) {
+            try (Connection lockSession = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
+                if (!awaitLock(lockSession)) {
+                    break;
+                }
+                role.set(RelayRole.STARTING);
+                prepareSlot(lockSession);
+                stream(lockSession);
+            } catch (Exception e) {
+                lastError.set(e.toString());
+                LOG.errorf(e, "CDC relay of %s failed; retrying in %s", serviceName, retryBackoff);
+            } finally {
+                closeProducer();
+            }
+            if (!stopping()) {
+                role.set(RelayRole.RECOVERING);
+                pause(retryBackoff);
+            }
+        }
+        role.set(RelayRole.STOPPED);
+    }
+
+    /** Polls the relay lock; true once held, false if the app is stopping. */
+    private boolean awaitLock(Connection session) throws SQLException {
+        boolean announced = false;
+        try (PreparedStatement tryLock = session.prepareStatement("SELECT pg_try_advisory_lock(hashtext(?))")) {
+            tryLock.setString(1, "cdc-relay:" + slotName());
+            while (!stopping()) {
+                try (ResultSet rs = tryLock.executeQuery()) {
+                    rs.next();
+                    if (rs.getBoolean(1)) {
+                        LOG.infof("CDC relay lock for slot %s acquired", slotName());
+                        return true;
+                    }
+                }
+                if (!announced) {
+                    role.set(RelayRole.STANDBY);
+                    LOG.infof("CDC relay standing by: another instance streams slot %s", slotName());
+                    announced = true;
+                }
+                if (pause(standbyPollInterval)) {
+                    return false;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Publication and slot exist before the engine starts: an engine that creates its slot itself does so
+     * asynchronously, and rows committed before the slot exists would never be streamed.
+     */
+    private void prepareSlot(Connection session) throws SQLException {
+        try (Statement st = session.createStatement()) {
+            if (!exists(session, "SELECT 1 FROM pg_publication WHERE pubname = ?", publicationName())) {
+                // inserts only: the outbox deletes its rows in the inserting transaction
+                st.execute("CREATE PUBLICATION " + publicationName() + " FOR TABLE outbox WITH (publish = 'insert')");
+                LOG.infof("Created publication %s", publicationName());
+            }
+            if (!exists(session, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ?", slotName())) {
+                try (PreparedStatement create = session.prepareStatement("SELECT pg_create_logical_replication_slot(?, 'pgoutput')")) {
+                    create.setString(1, slotName());
+                    create.execute();
+                }
+                // stored offsets point into the old slot's history, which a new slot does not have
+                int forgotten = st.executeUpdate("DELETE FROM cdc_offset");
+                LOG.infof("Created replication slot %s (forgot %d stale offset rows)", slotName(), forgotten);
+            }
+        }
+    }
+
+    private static boolean exists(Connection session, String sql, String name) throws SQLException {
+        try (PreparedStatement ps = session.prepareStatement(sql)) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    /** Runs the engine until the app stops, the lock session breaks or the engine fails. */
+    private void stream(Connection lockSession) throws Exception {
+        producer = new KafkaProducer<>(producerConfig());
+        CountDownLatch engineDone = new CountDownLatch(1);
+        AtomicReference<Throwable> engineError = new AtomicReference<>();
+        engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+                .using(engineConfig())
+                .notifying(this::publishBatch)
+                .using((success, message, error) -> {
+                    if (!success) {
+                        engineError.set(error != null ? error : new IllegalStateException(message));
+                    }
+                    engineDone.countDown();
+                })
+                .build();
+        ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "cdc-engine-" + serviceName));
+        try {
+            executor.execute(engine);
+            role.set(RelayRole.STREAMING);
+            lastError.set(null);
+            LOG.infof("CDC relay streaming slot %s to Kafka", slotName());
+            while (!stopping() && engineDone.getCount() > 0) {
+                if (engineDone.await(1, TimeUnit.SECONDS)) {
+                    break;
+                }
+                if (!lockSession.isValid(2)) {
+                    throw new IllegalStateException("relay lock session lost; stopping the engine so another instance can stream");
+                }
+            }
+        } finally {
+            engine.close();
+            engineDone.await(30, TimeUnit.SECONDS);
+            executor.shutdownNow();
+            engine = null;
+        }
+        if (!stopping()) {
+            Throwable error = engineError.get();
+            throw new IllegalStateException("Debezium engine stopped", error);
+        }
+    }
+
+    private void publishBatch(List<RecordChangeEvent<SourceRecord>> records,
+                              DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) throws InterruptedException {
+        List<Future<RecordMetadata>> sends = new ArrayList<>(records.size());
+        List<Long> commitTimes = new ArrayList<>(records.size());
+        for (RecordChangeEvent<SourceRecord> change : records) {
+            SourceRecord source = change.record();
+            if (source.topic() == null || source.topic().startsWith(HEARTBEAT_TOPIC_PREFIX) || source.value() == null) {
+                continue;
+            }
+            if (holdBeforePublish) {
+                LOG.warnf("FAULT INJECTION: holding %d record(s) before publishing them", records.size());
+                while (!stopping()) {
+                    pause(Duration.ofSeconds(1));
+                }
+                throw new InterruptedException("stopped while holding records");
+            }
+            sends.add(producer.send(toKafka(source)));
+            commitTimes.add(source.timestamp());
+        }
+        try {
+            for (Future<RecordMetadata> send : sends) {
+                send.get(60, TimeUnit.SECONDS);
+            }
+        } catch (Exception e) {
+            // nothing of this batch is marked processed: it is read again from the slot
+            throw new IllegalStateException("Kafka did not acknowledge a batch of " + sends.size(), e);
+        }
+        long now = System.currentTimeMillis();
+        for (Long committedAt : commitTimes) {
+            if (committedAt != null) {
+                publishLatency.record(Math.max(0, now - committedAt), TimeUnit.MILLISECONDS);
+            }
+        }
+        for (RecordChangeEvent<SourceRecord> change : records) {
+            committer.markProcessed(change);
+        }
+        committer.markBatchFinished();
+        published.increment(sends.size());
+    }
+
+    private static ProducerRecord<String, String> toKafka(SourceRecord source) {
+        RecordHeaders headers = new RecordHeaders();
+        for (Header header : source.headers()) {
+            String name = header.key();
+            if (name.startsWith("__debezium") || header.value() == null) {
+                continue;
+            }
+            headers.add("id".equals(name) ? EventHeaders.EVENT_ID : name,
+                    header.value().toString().getBytes(StandardCharsets.UTF_8));
+        }
+        return new ProducerRecord<>(source.topic(), null, String.valueOf(source.key()), String.valueOf(source.value()), headers);
+    }
+
+    private Properties producerConfig() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, serviceName + "-cdc-relay");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "1");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        return p;
+    }
+
+    private Properties engineConfig() {
+        Properties p = new Properties();
+        p.setProperty("name", serviceName + "-outbox-relay");
+        p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+        p.setProperty("database.hostname", target.host());
+        p.setProperty("database.port", Integer.toString(target.port()));
+        p.setProperty("database.user", target.user());
+        p.setProperty("database.password", target.password());
+        p.setProperty("database.dbname", target.database());
+        p.setProperty("topic.prefix", serviceName);
+        p.setProperty("plugin.name", "pgoutput");
+        p.setProperty("slot.name", slotName());
+        p.setProperty("publication.name", publicationName());
+        p.setProperty("publication.autocreate.mode", "disabled");
+        p.setProperty("table.include.list", "public.outbox");
+        p.setProperty("snapshot.mode", "no_data");
+        p.setProperty("tombstones.on.delete", "false");
+        // the default 500 ms poll interval would be the floor of the commit-to-publish latency
+        p.setProperty("poll.interval.ms", "10");
+        // a taken-over slot may still look active for a moment after its old reader died
+        p.setProperty("slot.max.retries", "10");
+        p.setProperty("slot.retry.delay.ms", "1000");
+        // lets the slot advance (and WAL be recycled) while the outbox is quiet but the database is not
+        p.setProperty("heartbeat.interval.ms", "10000");
+        p.setProperty("offset.flush.interval.ms", Long.toString(offsetFlushInterval.toMillis()));
+        p.setProperty("offset.storage", "io.debezium.storage.jdbc.offset.JdbcOffsetBackingStore");
+        p.setProperty("offset.storage.jdbc.connection.url", target.jdbcUrl());
+        p.setProperty("offset.storage.jdbc.connection.user", target.user());
+        p.setProperty("offset.storage.jdbc.connection.password", target.password());
+        p.setProperty("offset.storage.jdbc.table.name", "cdc_offset");
+        p.setProperty("transforms", "outbox");
+        p.setProperty("transforms.outbox.type", "io.debezium.transforms.outbox.EventRouter");
+        p.setProperty("transforms.outbox.route.by.field", "aggregate_type");
+        p.setProperty("transforms.outbox.route.topic.replacement", "${routedByValue}");
+        p.setProperty("transforms.outbox.table.field.event.id", "id");
+        p.setProperty("transforms.outbox.table.field.event.key", "aggregate_id");
+        p.setProperty("transforms.outbox.table.field.event.payload", "payload");
+        p.setProperty("transforms.outbox.table.fields.additional.placement",
+                "type:header:" + EventHeaders.EVENT_TYPE
+                        + ",correlation_id:header:" + EventHeaders.CORRELATION_ID
+                        + ",causation_id:header:" + EventHeaders.CAUSATION_ID);
+        return p;
+    }
+
+    private void closeProducer() {
+        KafkaProducer<String, String> p = producer;
+        producer = null;
+        if (p != null) {
+            p.close(Duration.ofSeconds(10));
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package dev.ordersaga.eventing;
+
+import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.SagaEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.transaction.Transactional;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.util.UUID;
+
+/**
+ * Writes an event into the caller's transaction, so that the state change and its event commit or roll back
+ * together. The CDC relay streams the row from the write-ahead log; the row itself is deleted in the same
+ * transaction, so the table never grows (logical decoding still sees the insert, and the publication carries
+ * inserts only).
+ */
+@ApplicationScoped
+public class OutboxWriter {
+
+    private static final String INSERT = """
+            INSERT INTO outbox (id, aggregate_type, aggregate_id, type, payload, correlation_id, causation_id, occurred_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)""";
+    private static final String DELETE = "DELETE FROM outbox WHERE id = ?";
+
+    /** The pool enlists its connections in the caller's JTA transaction: the same one the entities flush into. */
+    @Inject
+    DataSource dataSource;
+
+    /**
+     * @throws jakarta.transaction.TransactionalException if there is no transaction: an event without its state
+     *                                                    change is a dual write
+     * @throws IllegalStateException                      if no {@link Correlation} scope is open
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public <E extends SagaEvent> EventEnvelope<E> publish(UUID orderId, E event) {
+        Correlation.Context context = Correlation.current()
+                .orElseThrow(() -> new IllegalStateException("no correlation scope open for " + event.getClass().getSimpleName()));
+        EventEnvelope<E> envelope = EventEnvelope.of(orderId, context.correlationId(), context.causationId(), event);
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement insert = connection.prepareStatement(INSERT);
+             PreparedStatement delete = connection.prepareStatement(DELETE)) {
+            insert.setObject(1, envelope.eventId());
+            insert.setString(2, envelope.topic());
+            insert.setString(3, orderId.toString());
+            insert.setString(4, envelope.type());
+            insert.setString(5, EventCodec.encode(envelope));
+            insert.setString(6, envelope.correlationId());
+            if (envelope.causationId() == null) {
+                insert.setNull(7, Types.VARCHAR);
+            } else {
+                insert.setString(7, envelope.causationId().toString());
+            }
+            insert.setTimestamp(8, Timestamp.from(envelope.occurredAt()));
+            insert.executeUpdate();
+            delete.setObject(1, envelope.eventId());
+            delete.executeUpdate();
+        } catch (SQLException e) {
+            throw new EventStoreException("could not write " + envelope.type() + " for order " + orderId, e);
+        }
+        return envelope;
+    }
+}

@@ -1,0 +1,103 @@
+package dev.ordersaga.events;
+
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The contract test: every event type has a golden JSON file under contracts/ that this build must keep reading.
+ * A change that breaks one of them is a breaking change of the wire format and needs a new event type instead.
+ */
+class EventContractTest {
+
+    @TestFactory
+    Stream<DynamicTest> everyGoldenFileDecodesToItsType() {
+        return EventTypes.all().entrySet().stream().map(entry -> DynamicTest.dynamicTest(entry.getKey(), () -> {
+            EventEnvelope<SagaEvent> envelope = EventCodec.decode(golden(entry.getKey() + ".json"));
+            assertThat(envelope.type()).isEqualTo(entry.getKey());
+            assertThat(envelope.payload()).isInstanceOf(entry.getValue());
+            assertThat(envelope.orderId()).isEqualTo(UUID.fromString("6f1c2a4e-8b3d-4e5f-9a1b-2c3d4e5f6a7b"));
+            assertThat(envelope.correlationId()).isEqualTo("corr-7d9e");
+            assertThat(envelope.payload()).hasNoNullFieldsOrPropertiesExcept("line2", "providerRefundId", "shippingAddress.line2");
+            assertThat(EventCodec.decode(EventCodec.encode(envelope))).isEqualTo(envelope);
+        }));
+    }
+
+    @Test
+    void orderCreatedGoldenFileKeepsEveryField() {
+        EventEnvelope<SagaEvent> envelope = EventCodec.decode(golden("OrderCreated.json"));
+        OrderCreated created = (OrderCreated) envelope.payload();
+        assertThat(envelope.causationId()).isNull();
+        assertThat(created.items()).containsExactly(
+                new OrderLine("SKU-RED-MUG", 2, new BigDecimal("12.50")),
+                new OrderLine("SKU-TEA-100G", 1, new BigDecimal("7.00")));
+        assertThat(created.total()).isEqualByComparingTo("32.00");
+        assertThat(created.shippingAddress().line1()).isEqualTo("12 St James Square");
+        assertThat(created.paymentToken()).isEqualTo("tok_ok");
+    }
+
+    @Test
+    void causationIdLinksAnEventToTheOneThatCausedIt() {
+        EventEnvelope<SagaEvent> envelope = EventCodec.decode(golden("StockReserved.json"));
+        assertThat(envelope.causationId()).isEqualTo(UUID.fromString("0a000000-0000-4000-8000-000000000001"));
+        assertThat(((StockReserved) envelope.payload()).items()).containsExactly(
+                new StockItem("SKU-RED-MUG", 2), new StockItem("SKU-TEA-100G", 1));
+    }
+
+    @Test
+    void aConsumerToleratesFieldsItDoesNotKnow() {
+        EventEnvelope<SagaEvent> envelope = EventCodec.decode(golden("tolerant/OrderCreatedWithUnknownField.json"));
+        assertThat(envelope.version()).isEqualTo(2);
+        assertThat(((OrderCreated) envelope.payload()).customerId()).isEqualTo("cust-42");
+    }
+
+    @Test
+    void unknownTypeIsReportedAsSuch() {
+        String json = golden("OrderCreated.json").replace("\"type\": \"OrderCreated\"", "\"type\": \"OrderTeleported\"");
+        assertThatThrownBy(() -> EventCodec.decode(json))
+                .isInstanceOfSatisfying(UnknownEventTypeException.class, e -> assertThat(e.type()).isEqualTo("OrderTeleported"));
+    }
+
+    @Test
+    void malformedMessagesAreRejectedWithTheReason() {
+        assertThatThrownBy(() -> EventCodec.decode("{not json")).isInstanceOf(MalformedEventException.class);
+        assertThatThrownBy(() -> EventCodec.decode("[1,2]")).isInstanceOf(MalformedEventException.class);
+        String noOrder = golden("OrderConfirmed.json").replace("\"orderId\": \"6f1c2a4e-8b3d-4e5f-9a1b-2c3d4e5f6a7b\",", "");
+        assertThatThrownBy(() -> EventCodec.decode(noOrder))
+                .isInstanceOf(MalformedEventException.class).hasMessageContaining("orderId");
+        String badPayload = golden("ShipmentOnHold.json").replace("\"attempts\": 5", "\"attempts\": \"many\"");
+        assertThatThrownBy(() -> EventCodec.decode(badPayload))
+                .isInstanceOf(MalformedEventException.class).hasMessageContaining("ShipmentOnHold");
+    }
+
+    @Test
+    void everyEventHasATopicOfItsProducer() {
+        assertThat(Topics.of(new OrderCancelled("x"))).isEqualTo(Topics.ORDER_EVENTS);
+        assertThat(Topics.of(new StockReleased("r", List.of()))).isEqualTo(Topics.INVENTORY_EVENTS);
+        assertThat(Topics.of(new PaymentFailed("p", "x"))).isEqualTo(Topics.PAYMENT_EVENTS);
+        assertThat(Topics.of(new ShipmentCancelled("s"))).isEqualTo(Topics.SHIPPING_EVENTS);
+        EventTypes.all().values().forEach(type ->
+                assertThat(type.getInterfaces()).as(type.getSimpleName()).hasSize(1)
+                        .allSatisfy(group -> assertThat(group.isSealed()).isTrue()));
+    }
+
+    static String golden(String name) {
+        try (InputStream in = EventContractTest.class.getResourceAsStream("/contracts/" + name)) {
+            assertThat(in).as("golden file contracts/" + name).isNotNull();
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Local PostgreSQL 15 for order-saga: the Debian cluster 15/main on 127.0.0.1:5432, with logical
+# decoding on (every service streams its outbox through a replication slot) and one database plus
+# one login role per service.
+#
+# Usage: deploy/stack/postgres.sh [start|stop|status]        (default: start)
+# Env:   PG_DURABLE=1  keep fsync and full_page_writes on (the benchmark must measure a durable
+#                      database); by default both are off because the tests throw the data away.
+#
+# Idempotent: start on a running, correctly configured cluster changes nothing and restarts nothing.
+# The passwords below are local development defaults, never production credentials.
+set -euo pipefail
+
+PG_VERSION=15
+PG_CLUSTER=main
+PG_HOST=127.0.0.1
+PG_PORT=5432
+PG_CONF="/etc/postgresql/$PG_VERSION/$PG_CLUSTER/conf.d/90-order-saga.conf"
+SERVICES=(order inventory payment shipping)
+
+die() { echo "postgres.sh: $*" >&2; exit 1; }
+log() { echo "postgres.sh: $*"; }
+
+# The cluster is managed with Debian's tools and its files are owned by root/postgres, so we
+# need root; sudo is accepted so that a developer can run this without a root shell.
+if [ "$(id -u)" -eq 0 ]; then
+  AS_ROOT=()
+elif command -v sudo >/dev/null 2>&1; then
+  AS_ROOT=(sudo)
+else
+  die "needs root (or sudo) to manage the PostgreSQL $PG_VERSION cluster"
+fi
+
+# Superuser access over the Unix socket uses peer authentication, which works before the
+# postgres password is set. cd / so that psql running as postgres can read its working directory.
+psql_admin() {
+  (cd / && "${AS_ROOT[@]}" runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -p "$PG_PORT" "$@")
+}
+
+installed() {
+  command -v pg_ctlcluster >/dev/null 2>&1 && [ -x "/usr/lib/postgresql/$PG_VERSION/bin/postgres" ]
+}
+
+# Prints the Debian cluster status (online/down), or nothing when the cluster does not exist.
+cluster_status() {
+  pg_lsclusters -h 2>/dev/null | awk -v v="$PG_VERSION" -v c="$PG_CLUSTER" '$1 == v && $2 == c { print $4 }'
+}
+
+ensure_installed() {
+  installed && return 0
+  command -v apt-get >/dev/null 2>&1 ||
+    die "PostgreSQL $PG_VERSION is not installed and apt-get is not available: install postgresql-$PG_VERSION"
+  log "installing postgresql-$PG_VERSION with apt-get"
+  "${AS_ROOT[@]}" apt-get update -qq
+  "${AS_ROOT[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    "postgresql-$PG_VERSION" "postgresql-client-$PG_VERSION" >/dev/null
+  installed || die "postgresql-$PG_VERSION still missing after apt-get install"
+}
+
+ensure_cluster() {
+  [ -n "$(cluster_status)" ] && return 0
+  log "creating cluster $PG_VERSION/$PG_CLUSTER"
+  "${AS_ROOT[@]}" pg_createcluster "$PG_VERSION" "$PG_CLUSTER" --port "$PG_PORT" >/dev/null
+}
+
+# The desired settings, rendered to stdout so that they can be compared with what is installed.
+render_conf() {
+  cat <<EOF
+# Managed by order-saga deploy/stack/postgres.sh: edits are overwritten on the next start.
+listen_addresses = '$PG_HOST'
+port = $PG_PORT
+EOF
+  cat <<'EOF'
+# Debezium reads each service's outbox through a pgoutput replication slot.
+wal_level = logical
+# One slot and one walsender per service, plus headroom for test engines and hot standbys.
+max_replication_slots = 20
+max_wal_senders = 20
+# Four services, each with a JDBC pool, plus the test suites connecting to every database.
+max_connections = 300
+# An abandoned slot (a service that never came back) must not fill the disk with WAL.
+max_slot_wal_keep_size = 2GB
+# synchronous_commit stays on: the walsender ships only flushed WAL, so asynchronous commit
+# would add about wal_writer_delay (~200 ms) to every outbox event's latency.
+EOF
+  if [ "${PG_DURABLE:-0}" != 1 ]; then
+    cat <<'EOF'
+# Test mode: the data is disposable, so trade crash safety for speed (PG_DURABLE=1 removes this).
+fsync = off
+full_page_writes = off
+EOF
+  fi
+}
+
+# Installs the settings; returns 0 when the file on disk changed.
+write_conf() {
+  local desired
+  desired=$(render_conf)
+  if [ -f "$PG_CONF" ] && [ "$(cat "$PG_CONF")" = "$desired" ]; then
+    return 1
+  fi
+  "${AS_ROOT[@]}" install -d -o postgres -g postgres "$(dirname "$PG_CONF")"
+  printf '%s\n' "$desired" | "${AS_ROOT[@]}" tee "$PG_CONF" >/dev/null
+  "${AS_ROOT[@]}" chown postgres:postgres "$PG_CONF"
+  log "wrote $PG_CONF"
+  return 0
+}
+
+wait_ready() {
+  local deadline=$((SECONDS + 30))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    pg_isready -q -h "$PG_HOST" -p "$PG_PORT" && return 0
+    sleep 0.25
+  done
+  die "PostgreSQL not accepting connections on $PG_HOST:$PG_PORT after 30 s (see /var/log/postgresql/postgresql-$PG_VERSION-$PG_CLUSTER.log)"
+}
+
+# Roles and databases converge to the desired state whether or not they exist already.
+ensure_roles_and_databases() {
+  local svc role db sql=""
+  # The tests read every service's database with one account, over TCP (scram-sha-256 in
+  # Debian's pg_hba.conf), so the superuser needs a password.
+  sql+="ALTER ROLE postgres PASSWORD 'postgres';"$'\n'
+  for svc in "${SERVICES[@]}"; do
+    role="${svc}_svc"
+    db="${svc}_db"
+    # REPLICATION lets the service's embedded Debezium engine create and read its own slot.
+    sql+="SELECT format('CREATE ROLE %I', '$role') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$role')"$'\n'
+    sql+="\\gexec"$'\n'
+    sql+="ALTER ROLE $role WITH LOGIN REPLICATION PASSWORD '$role';"$'\n'
+    # CREATE DATABASE cannot run in a transaction block (so not in a DO block): \gexec instead.
+    sql+="SELECT format('CREATE DATABASE %I OWNER %I', '$db', '$role') WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$db')"$'\n'
+    sql+="\\gexec"$'\n'
+    # Owning the database lets the service create its schema (Flyway) and its publication.
+    sql+="ALTER DATABASE $db OWNER TO $role;"$'\n'
+  done
+  printf '%s' "$sql" | psql_admin -d postgres
+}
+
+summary() {
+  PGPASSWORD=postgres psql -X -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres -tAc "
+    SELECT format('postgres ready on %s:%s  wal_level=%s max_replication_slots=%s slots_in_use=%s max_connections=%s fsync=%s  databases: %s',
+      '$PG_HOST', '$PG_PORT',
+      current_setting('wal_level'), current_setting('max_replication_slots'),
+      (SELECT count(*) FROM pg_replication_slots), current_setting('max_connections'),
+      current_setting('fsync'),
+      (SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_database WHERE datname LIKE '%\\_db'))"
+}
+
+start() {
+  ensure_installed
+  ensure_cluster
+  local changed=0
+  if write_conf; then changed=1; fi
+
+  if [ "$(cluster_status)" != online ]; then
+    log "starting cluster $PG_VERSION/$PG_CLUSTER"
+    "${AS_ROOT[@]}" pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" start
+  elif [ "$changed" = 1 ] || [ "$(psql_admin -tAc 'SHOW wal_level')" != logical ]; then
+    # wal_level, max_connections and the slot limits only take effect on a restart.
+    log "restarting cluster $PG_VERSION/$PG_CLUSTER to apply settings"
+    "${AS_ROOT[@]}" pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" restart
+  fi
+  wait_ready
+
+  [ "$(psql_admin -tAc 'SHOW wal_level')" = logical ] ||
+    die "wal_level is not logical although $PG_CONF sets it: is it overridden by postgresql.auto.conf (ALTER SYSTEM)?"
+  ensure_roles_and_databases
+  summary
+}
+
+stop() {
+  installed || { log "not installed, nothing to stop"; return 0; }
+  if [ "$(cluster_status)" = online ]; then
+    "${AS_ROOT[@]}" pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" stop
+    log "stopped cluster $PG_VERSION/$PG_CLUSTER"
+  else
+    log "cluster $PG_VERSION/$PG_CLUSTER is not running"
+  fi
+}
+
+status() {
+  if installed && [ "$(cluster_status)" = online ] && pg_isready -q -h "$PG_HOST" -p "$PG_PORT"; then
+    echo "postgres: online on $PG_HOST:$PG_PORT (cluster $PG_VERSION/$PG_CLUSTER)"
+    return 0
+  fi
+  echo "postgres: not running"
+  return 1
+}
+
+case "${1:-start}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *) echo "usage: $0 [start|stop|status]" >&2; exit 2 ;;
+esac

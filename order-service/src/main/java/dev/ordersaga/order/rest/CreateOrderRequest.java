@@ -1,0 +1,38 @@
+package dev.ordersaga.order.rest;
+
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.DecimalMin;
+import jakarta.validation.constraints.Digits;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotEmpty;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Size;
+
+import java.math.BigDecimal;
+import java.util.List;
+
+public record CreateOrderRequest(
+        @NotBlank @Size(max = 64) String customerId,
+        @NotEmpty @Size(max = 100) List<@Valid @NotNull Item> items,
+        @NotNull @Pattern(regexp = "[A-Z]{3}", message = "must be an ISO 4217 code such as EUR") String currency,
+        @NotNull @Valid Address shippingAddress,
+        @NotBlank @Size(max = 128) String paymentToken) {
+
+    public record Item(
+            @NotBlank @Size(max = 64) String sku,
+            @Min(1) @Max(10_000) int quantity,
+            @NotNull @DecimalMin(value = "0.00") @Digits(integer = 13, fraction = 4) BigDecimal unitPrice) {
+    }
+
+    public record Address(
+            @NotBlank @Size(max = 128) String name,
+            @NotBlank @Size(max = 128) String line1,
+            @Size(max = 128) String line2,
+            @NotBlank @Size(max = 64) String city,
+            @NotBlank @Size(max = 16) String postalCode,
+            @NotNull @Pattern(regexp = "[A-Z]{2}", message = "must be an ISO 3166 alpha-2 code such as GB") String country) {
+    }
+}
