@@ -1,0 +1,122 @@
+package dev.ordersaga.inventory.messaging;
+
+import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderConfirmed;
+import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.testing.KafkaTestProducer;
+import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.Orders;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+@QuarkusTest
+class OrderEventsConsumerTest {
+
+    private static KafkaTestProducer producer;
+
+    @Inject
+    DataSource dataSource;
+
+    @Inject
+    MeterRegistry meters;
+
+    @BeforeAll
+    static void connect() {
+        producer = new KafkaTestProducer();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        producer.close();
+    }
+
+    @Test
+    void duplicateEventIsProcessedOnce() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        EventEnvelope<OrderCreated> created = EventEnvelope.of(orderId, "dup-" + orderId, null, Orders.created());
+        EventEnvelope<OrderConfirmed> marker = EventEnvelope.of(orderId, "dup-" + orderId, null,
+                new OrderConfirmed(new BigDecimal("21.00"), "EUR"));
+        double duplicatesBefore = duplicates();
+
+        producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(created));
+        producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(created));
+        // same key, same partition, applied in order: once the marker is in the inbox, the duplicate was handled
+        producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(marker));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> inboxHas(marker.eventId()));
+        assertThat(inboxHas(created.eventId())).isTrue();
+        assertThat(sightings(orderId)).as("effects of OrderCreated delivered twice").isEqualTo(1);
+        assertThat(duplicates() - duplicatesBefore).isEqualTo(1.0);
+    }
+
+    @Test
+    void poisonMessageIsParkedAndTheNextEventApplied() throws Exception {
+        String key = UUID.randomUUID().toString();
+        UUID orderId = UUID.fromString(key);
+        EventEnvelope<OrderCreated> next = EventEnvelope.of(orderId, "poison-" + key, null, Orders.created());
+        try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ)) {
+            producer.send(Topics.ORDER_EVENTS, key, "{\"this is\": \"not an event\"}");
+            producer.send(Topics.ORDER_EVENTS, key, EventCodec.encode(next));
+
+            KafkaTopicProbe.Received parked = dlq.awaitKey(key, Duration.ofSeconds(30));
+            assertThat(parked.value()).isEqualTo("{\"this is\": \"not an event\"}");
+            assertThat(parked.header("dead-letter-reason")).contains("missing field");
+            await().atMost(Duration.ofSeconds(30)).until(() -> sightings(orderId) == 1);
+        }
+    }
+
+    @Test
+    void eventOfAnUnknownTypeIsSkipped() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        String fromTheFuture = EventCodec.encode(EventEnvelope.of(orderId, "future-" + orderId, null, Orders.created()))
+                .replace("\"type\":\"OrderCreated\"", "\"type\":\"OrderGiftWrapped\"");
+        EventEnvelope<OrderCreated> next = EventEnvelope.of(orderId, "future-" + orderId, null, Orders.created());
+        try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ)) {
+            producer.send(Topics.ORDER_EVENTS, orderId.toString(), fromTheFuture);
+            producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(next));
+            await().atMost(Duration.ofSeconds(30)).until(() -> inboxHas(next.eventId()));
+            assertThat(sightings(orderId)).isEqualTo(1);
+            assertThat(dlq.matching(r -> orderId.toString().equals(r.key()))).as("not parked").isEmpty();
+        }
+    }
+
+    private double duplicates() {
+        return meters.find("saga.inbox.duplicates").counters().stream().mapToDouble(c -> c.count()).sum();
+    }
+
+    private boolean inboxHas(UUID eventId) throws SQLException {
+        return count("SELECT count(*) FROM inbox WHERE event_id = ?", eventId) == 1;
+    }
+
+    private long sightings(UUID orderId) throws SQLException {
+        return count("SELECT count(*) FROM order_sighting WHERE order_id = ?", orderId);
+    }
+
+    private long count(String sql, UUID id) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+}

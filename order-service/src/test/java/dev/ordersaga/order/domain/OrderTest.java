@@ -1,0 +1,143 @@
+package dev.ordersaga.order.domain;
+
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.OrderConfirmed;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.math.BigDecimal;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+/** The order state machine as a table: every transition from every state, allowed or refused. */
+class OrderTest {
+
+    /** transition -> the states it is allowed from, and the state it leads to */
+    private static final Map<String, Allowed> TABLE = Map.of(
+            "noteStockReserved", new Allowed(EnumSet.of(OrderStatus.PENDING), OrderStatus.STOCK_RESERVED),
+            "notePaid", new Allowed(EnumSet.of(OrderStatus.STOCK_RESERVED), OrderStatus.PAID),
+            "noteShipmentCreated", new Allowed(EnumSet.of(OrderStatus.PAID), OrderStatus.SHIPPING_CREATED),
+            "confirm", new Allowed(EnumSet.of(OrderStatus.SHIPPING_CREATED), OrderStatus.CONFIRMED),
+            "startCompensation", new Allowed(EnumSet.of(OrderStatus.PENDING, OrderStatus.STOCK_RESERVED, OrderStatus.PAID),
+                    OrderStatus.COMPENSATING),
+            "cancel", new Allowed(EnumSet.of(OrderStatus.COMPENSATING), OrderStatus.CANCELLED));
+
+    private static final Map<String, Consumer<Order>> TRANSITIONS = Map.of(
+            "noteStockReserved", Order::noteStockReserved,
+            "notePaid", Order::notePaid,
+            "noteShipmentCreated", Order::noteShipmentCreated,
+            "confirm", Order::confirm,
+            "startCompensation", o -> o.startCompensation("test", "tester"),
+            "cancel", Order::cancel);
+
+    private record Allowed(Set<OrderStatus> from, OrderStatus to) {
+    }
+
+    static Stream<Arguments> everyTransitionFromEveryState() {
+        return TRANSITIONS.keySet().stream().sorted()
+                .flatMap(t -> Arrays.stream(OrderStatus.values()).map(s -> arguments(t, s)));
+    }
+
+    @ParameterizedTest(name = "{0} from {1}")
+    @MethodSource("everyTransitionFromEveryState")
+    void transitionIsAllowedExactlyWhereTheMachineHasIt(String transition, OrderStatus from) {
+        Order order = orderIn(from);
+        Allowed allowed = TABLE.get(transition);
+        if (allowed.from().contains(from)) {
+            TRANSITIONS.get(transition).accept(order);
+            assertThat(order.status()).isEqualTo(allowed.to());
+        } else {
+            assertThatThrownBy(() -> TRANSITIONS.get(transition).accept(order))
+                    .isInstanceOfSatisfying(IllegalTransitionException.class, e -> {
+                        assertThat(e.from()).isEqualTo(from);
+                        assertThat(e.transition()).isEqualTo(transition);
+                    });
+            assertThat(order.status()).as("a refused transition changes nothing").isEqualTo(from);
+        }
+    }
+
+    @Test
+    void placingComputesTheTotalAndStartsPending() {
+        Order.Placed placed = placed();
+        assertThat(placed.order().status()).isEqualTo(OrderStatus.PENDING);
+        assertThat(placed.order().total()).isEqualByComparingTo("28.50");
+        assertThat(placed.event().total()).isEqualByComparingTo("28.50");
+        assertThat(placed.event().items()).hasSize(2);
+        assertThat(placed.event().paymentToken()).isEqualTo("tok_ok");
+    }
+
+    @Test
+    void confirmationCarriesTheTotal() {
+        OrderConfirmed confirmed = orderIn(OrderStatus.SHIPPING_CREATED).confirm();
+        assertThat(confirmed.total()).isEqualByComparingTo("28.50");
+        assertThat(confirmed.currency()).isEqualTo("EUR");
+    }
+
+    @Test
+    void compensationKeepsTheReasonForTheCancellation() {
+        Order order = orderIn(OrderStatus.PAID);
+        OrderCancelling cancelling = order.startCompensation("payment declined", "saga");
+        assertThat(cancelling.reason()).isEqualTo("payment declined");
+        assertThat(order.cancel().reason()).isEqualTo("payment declined");
+        assertThat(order.cancelReason()).isEqualTo("payment declined");
+    }
+
+    @Test
+    void cancelAfterConfirmationIsRejected() {
+        Order order = orderIn(OrderStatus.CONFIRMED);
+        assertThatThrownBy(() -> order.startCompensation("too late", "customer"))
+                .isInstanceOf(IllegalTransitionException.class)
+                .hasMessage("order in CONFIRMED cannot startCompensation");
+    }
+
+    @Test
+    void finalStatesAreConfirmedAndCancelledOnly() {
+        assertThat(Arrays.stream(OrderStatus.values()).filter(OrderStatus::isFinal))
+                .containsExactlyInAnyOrder(OrderStatus.CONFIRMED, OrderStatus.CANCELLED);
+    }
+
+    @Test
+    void anOrderNeedsItems() {
+        assertThatThrownBy(() -> Order.place(UUID.randomUUID(), "c", List.of(), "EUR", address(), "tok_ok", "corr"))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    private static Order.Placed placed() {
+        return Order.place(UUID.randomUUID(), "cust-1",
+                List.of(new OrderItem("SKU-MUG", 2, new BigDecimal("10.50")), new OrderItem("SKU-TEA", 1, new BigDecimal("7.50"))),
+                "EUR", address(), "tok_ok", "corr-1");
+    }
+
+    private static Address address() {
+        return new Address("Ada Lovelace", "12 St James Square", null, "London", "SW1Y 4JH", "GB");
+    }
+
+    /** Walks a new order along the machine's own transitions to the given state. */
+    static Order orderIn(OrderStatus target) {
+        Order order = placed().order();
+        List<Consumer<Order>> path = switch (target) {
+            case PENDING -> List.of();
+            case STOCK_RESERVED -> List.of(Order::noteStockReserved);
+            case PAID -> List.of(Order::noteStockReserved, Order::notePaid);
+            case SHIPPING_CREATED -> List.of(Order::noteStockReserved, Order::notePaid, Order::noteShipmentCreated);
+            case CONFIRMED -> List.of(Order::noteStockReserved, Order::notePaid, Order::noteShipmentCreated, Order::confirm);
+            case COMPENSATING -> List.of(o -> o.startCompensation("test", "tester"));
+            case CANCELLED -> List.of(o -> o.startCompensation("test", "tester"), Order::cancel);
+        };
+        path.forEach(step -> step.accept(order));
+        assertThat(order.status()).isEqualTo(target);
+        return order;
+    }
+}

@@ -1,0 +1,126 @@
+package dev.ordersaga.order.rest;
+
+import dev.ordersaga.eventing.EventHeaders;
+import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.Orders;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.UUID;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsInAnyOrder;
+import static org.hamcrest.Matchers.endsWith;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasSize;
+import static org.hamcrest.Matchers.notNullValue;
+
+@QuarkusTest
+class OrderResourceTest {
+
+    private static KafkaTopicProbe orderEvents;
+
+    @BeforeAll
+    static void watchTopic() {
+        orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS);
+    }
+
+    @AfterAll
+    static void stopWatching() {
+        orderEvents.close();
+    }
+
+    @Test
+    void placedOrderIsPendingAndItsOrderCreatedIsOnTheTopic() {
+        String correlationId = "test-" + UUID.randomUUID();
+        String orderId = given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
+                .body(Orders.requestJson())
+                .when().post("/orders")
+                .then().statusCode(201)
+                .header("X-Correlation-Id", correlationId)
+                .body("status", equalTo("PENDING"))
+                .body("correlationId", equalTo(correlationId))
+                .body("orderId", notNullValue())
+                .extract().path("orderId");
+
+        given().when().get("/orders/" + orderId)
+                .then().statusCode(200)
+                .body("status", equalTo("PENDING"))
+                .body("total", equalTo(21.0f))
+                .body("items", hasSize(1))
+                .body("items[0].sku", equalTo("SKU-MUG"));
+
+        KafkaTopicProbe.Received received = orderEvents.awaitKey(orderId, Duration.ofSeconds(30));
+        EventEnvelope<SagaEvent> envelope = EventCodec.decode(received.value());
+        assertThat(envelope.orderId()).hasToString(orderId);
+        assertThat(envelope.correlationId()).isEqualTo(correlationId);
+        assertThat(envelope.causationId()).isNull();
+        OrderCreated created = (OrderCreated) envelope.payload();
+        assertThat(created.total()).isEqualByComparingTo("21.00");
+        assertThat(created.paymentToken()).isEqualTo("tok_ok");
+        assertThat(received.header(EventHeaders.EVENT_ID)).isEqualTo(envelope.eventId().toString());
+        assertThat(received.header(EventHeaders.EVENT_TYPE)).isEqualTo("OrderCreated");
+        assertThat(received.header(EventHeaders.CORRELATION_ID)).isEqualTo(correlationId);
+        assertThat(received.header(EventHeaders.CAUSATION_ID)).isNull();
+    }
+
+    @Test
+    void locationPointsAtTheOrderAndACorrelationIdIsMadeWhenNoneIsGiven() {
+        var response = given().contentType(ContentType.JSON).body(Orders.requestJson())
+                .when().post("/orders")
+                .then().statusCode(201).extract();
+        String orderId = response.path("orderId");
+        String correlationId = response.header("X-Correlation-Id");
+        assertThat(correlationId).isNotBlank().isEqualTo(response.path("correlationId"));
+        assertThat(response.header("Location")).endsWith("/orders/" + orderId);
+        given().when().get(response.header("Location")).then().statusCode(200).body("correlationId", equalTo(correlationId));
+    }
+
+    @Test
+    void invalidOrderIsRejectedWithProblemDetails() {
+        String invalid = Orders.requestJson("SKU-MUG", 0, "-1", "tok_ok").replace("\"EUR\"", "\"euro\"");
+        given().contentType(ContentType.JSON).body(invalid)
+                .when().post("/orders")
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Invalid request"))
+                .body("status", equalTo(400))
+                .body("violations.field", containsInAnyOrder("currency", "items[0].quantity", "items[0].unitPrice"));
+    }
+
+    @Test
+    void malformedJsonIsRejectedWithProblemDetails() {
+        given().contentType(ContentType.JSON).body("{\"customerId\": ")
+                .when().post("/orders")
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("status", equalTo(400));
+    }
+
+    @Test
+    void missingBodyIsRejectedWithProblemDetails() {
+        given().contentType(ContentType.JSON)
+                .when().post("/orders")
+                .then().statusCode(400)
+                .contentType("application/problem+json");
+    }
+
+    @Test
+    void unknownOrderIsNotFound() {
+        given().when().get("/orders/" + UUID.randomUUID())
+                .then().statusCode(404)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Order not found"))
+                .body("status", equalTo(404));
+    }
+}
