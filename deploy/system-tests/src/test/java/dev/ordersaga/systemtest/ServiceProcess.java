@@ -1,0 +1,172 @@
+package dev.ordersaga.systemtest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * One service of the system, started from its packaged jar as a separate JVM, as in production: it can be
+ * stopped gracefully or killed with SIGKILL.
+ */
+final class ServiceProcess implements AutoCloseable {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Set<Process> STARTED = ConcurrentHashMap.newKeySet();
+
+    static {
+        // a failing test must not leave a service behind that answers the next test on the same port
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> STARTED.forEach(Process::destroyForcibly)));
+    }
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private final String name;
+    private final int port;
+    private final Path log;
+    private final Process process;
+
+    private ServiceProcess(String name, int port, Path log, Process process) {
+        this.name = name;
+        this.port = port;
+        this.log = log;
+        this.process = process;
+    }
+
+    /**
+     * @param module     the service's Maven module, e.g. "order-service"
+     * @param instance   a name for this process (its log file)
+     * @param properties system properties that override the service's configuration
+     */
+    static ServiceProcess start(String module, String instance, int port, Map<String, String> properties) throws IOException {
+        Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
+        Path jar = root.resolve(module).resolve("target/quarkus-app/quarkus-run.jar");
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException(jar + " is missing: package the services first (./mvnw package)");
+        }
+        requireFreePort(port);
+        Path logs = Path.of("target", "system-test-logs");
+        Files.createDirectories(logs);
+        Path log = logs.resolve(instance + ".log");
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                "-Dquarkus.http.port=" + port));
+        properties.forEach((key, value) -> command.add("-D" + key + "=" + value));
+        command.add("-jar");
+        command.add(jar.toAbsolutePath().toString());
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        STARTED.add(process);
+        return new ServiceProcess(instance, port, log, process);
+    }
+
+    private static void requireFreePort(int port) throws IOException {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress("0.0.0.0", port));
+        } catch (IOException e) {
+            throw new IOException("port " + port + " is taken: a service left over from another run? (" + e.getMessage() + ")", e);
+        }
+    }
+
+    ServiceProcess awaitReady() {
+        await(name + " ready").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            if (!process.isAlive()) {
+                throw new IllegalStateException(name + " exited with " + process.exitValue() + "; see " + log);
+            }
+            return health() != null;
+        });
+        return this;
+    }
+
+    /** The readiness document, or null while the service is not ready. */
+    JsonNode health() {
+        try {
+            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(baseUrl() + "/q/health/ready"))
+                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+            return response.statusCode() == 200 ? JSON.readTree(response.body()) : null;
+        } catch (IOException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    /** STREAMING, STANDBY, ... as the service reports it, or "UNKNOWN" while it does not answer. */
+    String relayRole() {
+        JsonNode health = health();
+        if (health == null) {
+            return "UNKNOWN";
+        }
+        for (JsonNode check : health.path("checks")) {
+            if ("cdc-relay".equals(check.path("name").asText())) {
+                return check.path("data").path("role").asText();
+            }
+        }
+        return "UNKNOWN";
+    }
+
+    ServiceProcess awaitRelayRole(String role, Duration timeout) {
+        await(name + " relay " + role).atMost(timeout).pollInterval(Duration.ofMillis(100))
+                .until(() -> role.equals(relayRole()));
+        return this;
+    }
+
+    boolean logContains(String text) throws IOException {
+        return Files.readString(log).contains(text);
+    }
+
+    String baseUrl() {
+        return "http://127.0.0.1:" + port;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** SIGKILL: no shutdown hook, no offset flush, no goodbye to PostgreSQL or Kafka. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException(name + " survived SIGKILL for 30 s");
+        }
+        STARTED.remove(process);
+    }
+
+    /** SIGTERM: the service shuts down as it would on a rolling update. */
+    void stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new IllegalStateException(name + " did not stop within 60 s");
+        }
+        STARTED.remove(process);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            stop();
+        }
+    }
+}
