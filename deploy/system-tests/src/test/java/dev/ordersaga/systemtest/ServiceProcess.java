@@ -2,6 +2,7 @@ package dev.ordersaga.systemtest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ordersaga.testing.TestStack;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -67,7 +68,10 @@ final class ServiceProcess implements AutoCloseable {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-XX:TieredStopAtLevel=1",
-                "-Dquarkus.http.port=" + port));
+                "-Dquarkus.http.port=" + port,
+                "-DPG_HOST=" + TestStack.postgresHost(),
+                "-DPG_PORT=" + TestStack.postgresPort(),
+                "-Dkafka.bootstrap.servers=" + TestStack.kafkaBootstrap()));
         properties.forEach((key, value) -> command.add("-D" + key + "=" + value));
         command.add("-jar");
         command.add(jar.toAbsolutePath().toString());

@@ -1,6 +1,8 @@
 package dev.ordersaga.inventory.eventing;
 
 import dev.ordersaga.eventing.InboxPruner;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
@@ -25,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The inbox forgets old event ids, also when two replicas prune at the same moment. */
 @QuarkusTest
+@WithTestResource(StackTestResource.class)
 class InboxPrunerTest {
 
     @Inject

@@ -9,6 +9,8 @@ import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.Orders;
 import io.micrometer.core.instrument.MeterRegistry;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.AfterAll;
@@ -28,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 @QuarkusTest
+@WithTestResource(StackTestResource.class)
 class OrderEventsConsumerTest {
 
     private static KafkaTestProducer producer;

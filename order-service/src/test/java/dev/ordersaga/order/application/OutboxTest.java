@@ -11,6 +11,8 @@ import dev.ordersaga.order.persistence.OrderRepository;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.Orders;
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import jakarta.transaction.TransactionalException;
@@ -30,6 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @QuarkusTest
+@WithTestResource(StackTestResource.class)
 class OutboxTest {
 
     private static KafkaTopicProbe orderEvents;

@@ -8,6 +8,8 @@ import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.Orders;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import org.junit.jupiter.api.AfterAll;
@@ -26,6 +28,7 @@ import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.notNullValue;
 
 @QuarkusTest
+@WithTestResource(StackTestResource.class)
 class OrderResourceTest {
 
     private static KafkaTopicProbe orderEvents;
