@@ -5,6 +5,7 @@ import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.domain.Address;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.OrderItem;
+import dev.ordersaga.http.ProblemException;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;

@@ -1,4 +1,4 @@
-package dev.ordersaga.order.rest;
+package dev.ordersaga.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import jakarta.validation.ConstraintViolationException;
@@ -11,7 +11,10 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 import java.util.Comparator;
 import java.util.List;
 
-/** Every error leaves as problem+json: the client learns what was wrong, nothing was half-done. */
+/**
+ * Every error of every service leaves as problem+json: the client learns what was wrong, nothing was half-done.
+ * Shared here so that the four services answer errors alike.
+ */
 public class ProblemMappers {
 
     private static final Logger LOG = Logger.getLogger(ProblemMappers.class);

@@ -1,4 +1,4 @@
-package dev.ordersaga.order.rest;
+package dev.ordersaga.http;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 

@@ -1,4 +1,4 @@
-package dev.ordersaga.order.rest;
+package dev.ordersaga.http;
 
 import jakarta.ws.rs.core.Response;
 
