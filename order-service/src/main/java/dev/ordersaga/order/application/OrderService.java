@@ -1,10 +1,21 @@
 package dev.ordersaga.order.application;
 
 import dev.ordersaga.eventing.OutboxWriter;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderEvent;
+import dev.ordersaga.events.Topics;
 import dev.ordersaga.order.domain.Address;
+import dev.ordersaga.order.domain.IdempotencyKey;
+import dev.ordersaga.order.domain.OperatorAction;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.OrderItem;
+import dev.ordersaga.order.domain.OrderStatus;
+import dev.ordersaga.order.domain.SagaEventRecord;
+import dev.ordersaga.order.persistence.IdempotencyKeyRepository;
+import dev.ordersaga.order.persistence.OperatorActionRepository;
 import dev.ordersaga.order.persistence.OrderRepository;
+import dev.ordersaga.order.persistence.SagaEventRepository;
+import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
@@ -13,8 +24,12 @@ import org.jboss.logging.Logger;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Function;
 
-/** One transactional method per command: load or create, call the state machine, hand its event to the outbox. */
+/**
+ * One transactional method per command and per incoming fact: load the order, let its state machine decide, hand
+ * the resulting event to the outbox and note everything in the saga timeline, in one transaction.
+ */
 @ApplicationScoped
 public class OrderService {
 
@@ -24,25 +39,140 @@ public class OrderService {
     OrderRepository orders;
 
     @Inject
+    SagaEventRepository timeline;
+
+    @Inject
+    IdempotencyKeyRepository idempotencyKeys;
+
+    @Inject
+    OperatorActionRepository operatorActions;
+
+    @Inject
     OutboxWriter outbox;
+
+    @Inject
+    MeterRegistry meters;
 
     public record PlaceOrder(String customerId, List<OrderItem> items, String currency, Address shippingAddress,
                              String paymentToken, String correlationId) {
     }
 
+    /** The order a request made, and whether it was made by an earlier request with the same key. */
+    public record Placement(Order order, boolean replayed) {
+    }
+
     @Transactional
-    public Order place(PlaceOrder command) {
+    public Placement place(PlaceOrder command, Optional<String> idempotencyKey, String requestHash) {
+        Optional<Order> earlier = idempotencyKey.flatMap(key -> replay(key, requestHash));
+        if (earlier.isPresent()) {
+            return new Placement(earlier.get(), true);
+        }
         Order.Placed placed = Order.place(UUID.randomUUID(), command.customerId(), command.items(), command.currency(),
                 command.shippingAddress(), command.paymentToken(), command.correlationId());
         orders.persist(placed.order());
-        outbox.publish(placed.order().id(), placed.event());
+        idempotencyKey.ifPresent(key -> idempotencyKeys.persist(new IdempotencyKey(key, requestHash, placed.order().id())));
+        publish(placed.order(), placed.event());
         LOG.infof("Order %s placed: %d item(s), total %s %s", placed.order().id(), command.items().size(),
                 placed.order().total(), command.currency());
-        return placed.order();
+        return new Placement(placed.order(), false);
     }
 
     @Transactional
     public Optional<Order> find(UUID id) {
         return orders.findByIdOptional(id);
+    }
+
+    /**
+     * The order an earlier request with this key placed, if any.
+     *
+     * @throws IdempotencyKeyReusedException if that request had another body
+     */
+    @Transactional
+    public Optional<Order> replay(String idempotencyKey, String requestHash) {
+        Optional<IdempotencyKey> known = idempotencyKeys.findByIdOptional(idempotencyKey);
+        if (known.isPresent() && !known.get().sameRequest(requestHash)) {
+            throw new IdempotencyKeyReusedException(idempotencyKey);
+        }
+        return known.map(k -> orders.findById(k.orderId()));
+    }
+
+    /** The customer cancels: compensation starts. */
+    @Transactional
+    public Order cancelByCustomer(UUID orderId) {
+        Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
+        publish(order, order.startCompensation("cancelled by the customer", "customer"));
+        LOG.infof("Order %s cancelled by the customer: compensating", orderId);
+        return order;
+    }
+
+    /** An operator cancels: full compensation (release, refund, cancel shipment), recorded with who and when. */
+    @Transactional
+    public Order cancelByOperator(UUID orderId, String operator, String reason) {
+        Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
+        String why = reason == null || reason.isBlank() ? "cancelled by operator " + operator : reason;
+        publish(order, order.startCompensation(why, "operator:" + operator));
+        operatorActions.persist(new OperatorAction(orderId, "cancel", operator, why));
+        LOG.warnf("Order %s cancelled by operator %s: compensating", orderId, operator);
+        return order;
+    }
+
+    /** An operator sends an order that waits for the carrier back to shipping. */
+    @Transactional
+    public Order retryShipping(UUID orderId, String operator) {
+        Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
+        String waitedFor = order.waitingReason();
+        publish(order, order.requestShipmentRetry("operator:" + operator));
+        operatorActions.persist(new OperatorAction(orderId, "retry-shipping", operator, waitedFor));
+        LOG.warnf("Order %s: operator %s asked shipping to try the carrier again", orderId, operator);
+        return order;
+    }
+
+    /**
+     * Applies a fact of another service to its order. The event is noted in the timeline in any case; an event
+     * for an order this service does not have (not one of its sagas) is skipped.
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void apply(EventEnvelope<?> event, Function<Order, Optional<OrderEvent>> fact) {
+        SagaEventRecord record = new SagaEventRecord(event.eventId(), event.orderId(), event.type(),
+                producerOf(event.topic()), event.occurredAt(), event.correlationId(), event.causationId());
+        Optional<Order> found = orders.findForUpdate(event.orderId());
+        if (found.isEmpty()) {
+            LOG.infof("%s for unknown order %s skipped", event.type(), event.orderId());
+            return;
+        }
+        Order order = found.get();
+        var before = order.status();
+        Optional<OrderEvent> next = fact.apply(order);
+        if (order.status() == before && next.isEmpty() && (before.isFinal() || before == OrderStatus.COMPENSATING)) {
+            record.note("late: the order was " + before + "; the producer undoes its own step");
+            LOG.infof("Late %s for order %s in %s: recorded, the order does not move", event.type(), order.id(), before);
+        }
+        timeline.persist(record);
+        next.ifPresent(e -> publish(order, e));
+        if (order.status() != before) {
+            LOG.infof("Order %s: %s -> %s on %s", order.id(), before, order.status(), event.type());
+        }
+    }
+
+    private void publish(Order order, OrderEvent event) {
+        EventEnvelope<OrderEvent> envelope = outbox.publish(order.id(), event);
+        timeline.persist(new SagaEventRecord(envelope.eventId(), order.id(), envelope.type(), "order",
+                envelope.occurredAt(), envelope.correlationId(), envelope.causationId()));
+        switch (envelope.type()) {
+            case "OrderConfirmed" -> meters.counter("saga.orders.finished", "status", "CONFIRMED").increment();
+            case "OrderCancelled" -> meters.counter("saga.orders.finished", "status", "CANCELLED").increment();
+            default -> {
+            }
+        }
+    }
+
+    private static String producerOf(String topic) {
+        return switch (topic) {
+            case Topics.ORDER_EVENTS -> "order";
+            case Topics.INVENTORY_EVENTS -> "inventory";
+            case Topics.PAYMENT_EVENTS -> "payment";
+            case Topics.SHIPPING_EVENTS -> "shipping";
+            default -> topic;
+        };
     }
 }

@@ -1,7 +1,9 @@
 package dev.ordersaga.order.domain;
 
+import dev.ordersaga.eventing.NotRetryable;
+
 /** A transition the order state machine does not have. Never swallowed into a silent update. */
-public class IllegalTransitionException extends RuntimeException {
+public class IllegalTransitionException extends RuntimeException implements NotRetryable {
 
     private final OrderStatus from;
     private final String transition;

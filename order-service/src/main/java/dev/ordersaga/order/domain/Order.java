@@ -4,7 +4,9 @@ import dev.ordersaga.events.OrderCancelled;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.OrderEvent;
 import dev.ordersaga.events.OrderLine;
+import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.events.ShippingAddress;
 import jakarta.persistence.CollectionTable;
 import jakarta.persistence.Column;
@@ -24,6 +26,7 @@ import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -70,6 +73,32 @@ public class Order {
     @Column(name = "cancel_reason")
     private String cancelReason;
 
+    /** Why the order waits for a person, and since when; null while it does not. */
+    @Column(name = "waiting_reason")
+    private String waitingReason;
+
+    @Column(name = "waiting_since")
+    private Instant waitingSince;
+
+    /* facts heard ahead of the order's state, and the compensations done */
+    @Column(name = "stock_reserved", nullable = false)
+    private boolean stockReserved;
+
+    @Column(name = "paid", nullable = false)
+    private boolean paid;
+
+    @Column(name = "shipment_created", nullable = false)
+    private boolean shipmentCreated;
+
+    @Column(name = "stock_released", nullable = false)
+    private boolean stockReleased;
+
+    @Column(name = "payment_refunded", nullable = false)
+    private boolean paymentRefunded;
+
+    @Column(name = "shipment_cancelled", nullable = false)
+    private boolean shipmentCancelled;
+
     @Column(name = "created_at", nullable = false)
     private Instant createdAt;
 
@@ -111,24 +140,149 @@ public class Order {
     public record Placed(Order order, OrderCreated event) {
     }
 
-    /** StockReserved: PENDING -> STOCK_RESERVED. */
-    public void noteStockReserved() {
+    /*
+     * The participants publish on different topics, so their facts reach the order in any order: payment may be
+     * heard of before stock. A fact that comes early is remembered and applied once the order gets there, always
+     * along the machine's own transitions. A fact about a step that is being undone (COMPENSATING, CANCELLED) is
+     * late: it changes nothing here, because the participant heard of the cancellation too and undoes its step
+     * itself. A fact the machine has no place for throws.
+     */
+
+    /** StockReserved. */
+    public Optional<OrderEvent> onStockReserved() {
+        switch (status) {
+            case PENDING -> stockReserved = true;
+            case COMPENSATING, CANCELLED -> {
+                return Optional.empty();
+            }
+            default -> throw new IllegalTransitionException(status, "onStockReserved");
+        }
+        return advance();
+    }
+
+    /** PaymentSucceeded. */
+    public Optional<OrderEvent> onPaymentSucceeded() {
+        switch (status) {
+            case PENDING, STOCK_RESERVED -> paid = true;
+            case COMPENSATING, CANCELLED -> {
+                return Optional.empty();
+            }
+            default -> throw new IllegalTransitionException(status, "onPaymentSucceeded");
+        }
+        return advance();
+    }
+
+    /** ShipmentCreated. */
+    public Optional<OrderEvent> onShipmentCreated() {
+        switch (status) {
+            case PENDING, STOCK_RESERVED, PAID -> {
+                shipmentCreated = true;
+                clearWaiting();
+            }
+            case COMPENSATING, CANCELLED -> {
+                return Optional.empty();
+            }
+            default -> throw new IllegalTransitionException(status, "onShipmentCreated");
+        }
+        return advance();
+    }
+
+    /** StockReservationFailed, PaymentFailed or ShipmentFailed: the saga cannot go on and compensates. */
+    public Optional<OrderEvent> onStepFailed(String reason) {
+        switch (status) {
+            case PENDING, STOCK_RESERVED, PAID -> {
+                return Optional.of(startCompensation(reason, "saga"));
+            }
+            case COMPENSATING, CANCELLED -> {
+                return Optional.empty();
+            }
+            default -> throw new IllegalTransitionException(status, "onStepFailed");
+        }
+    }
+
+    /** ShipmentOnHold: the carrier stayed down; a person decides. Nothing is undone by itself. */
+    public void onShipmentOnHold(String reason) {
+        switch (status) {
+            case PENDING, STOCK_RESERVED, PAID -> {
+                waitingReason = reason;
+                waitingSince = Instant.now();
+                updatedAt = waitingSince;
+            }
+            case COMPENSATING, CANCELLED -> {
+                // the shipment is being cancelled anyway
+            }
+            default -> throw new IllegalTransitionException(status, "onShipmentOnHold");
+        }
+    }
+
+    /** An operator sends an order that waits for the carrier back to shipping. */
+    public ShipmentRetryRequested requestShipmentRetry(String operator) {
+        if (waitingReason == null) {
+            throw new IllegalTransitionException(status, "requestShipmentRetry");
+        }
+        switch (status) {
+            case PENDING, STOCK_RESERVED, PAID -> clearWaiting();
+            default -> throw new IllegalTransitionException(status, "requestShipmentRetry");
+        }
+        updatedAt = Instant.now();
+        return new ShipmentRetryRequested(operator);
+    }
+
+    /** StockReleased, PaymentRefunded or ShipmentCancelled: one participant has undone its step. */
+    public Optional<OrderEvent> onCompensated(Participant participant) {
+        switch (status) {
+            case COMPENSATING -> {
+                switch (participant) {
+                    case INVENTORY -> stockReleased = true;
+                    case PAYMENT -> paymentRefunded = true;
+                    case SHIPPING -> shipmentCancelled = true;
+                }
+            }
+            case CANCELLED -> {
+                // a late refund of a late charge: the order is cancelled already
+                return Optional.empty();
+            }
+            default -> throw new IllegalTransitionException(status, "onCompensated(" + participant + ")");
+        }
+        if (stockReleased && paymentRefunded && shipmentCancelled) {
+            return Optional.of(cancel());
+        }
+        return Optional.empty();
+    }
+
+    /** Applies the facts heard so far, one legal transition at a time. */
+    private Optional<OrderEvent> advance() {
+        if (status == OrderStatus.PENDING && stockReserved) {
+            noteStockReserved();
+        }
+        if (status == OrderStatus.STOCK_RESERVED && paid) {
+            notePaid();
+        }
+        if (status == OrderStatus.PAID && shipmentCreated) {
+            noteShipmentCreated();
+            return Optional.of(confirm());
+        }
+        return Optional.empty();
+    }
+
+    /** PENDING -> STOCK_RESERVED. */
+    void noteStockReserved() {
         switch (status) {
             case PENDING -> moveTo(OrderStatus.STOCK_RESERVED);
             default -> throw new IllegalTransitionException(status, "noteStockReserved");
         }
     }
 
-    /** PaymentSucceeded: STOCK_RESERVED -> PAID. */
-    public void notePaid() {
+    /** STOCK_RESERVED -> PAID. */
+    void notePaid() {
         switch (status) {
             case STOCK_RESERVED -> moveTo(OrderStatus.PAID);
             default -> throw new IllegalTransitionException(status, "notePaid");
         }
     }
 
-    /** ShipmentCreated: PAID -> SHIPPING_CREATED. */
-    public void noteShipmentCreated() {
+    /** PAID -> SHIPPING_CREATED. */
+    void noteShipmentCreated() {
         switch (status) {
             case PAID -> moveTo(OrderStatus.SHIPPING_CREATED);
             default -> throw new IllegalTransitionException(status, "noteShipmentCreated");
@@ -136,7 +290,7 @@ public class Order {
     }
 
     /** Step 5: SHIPPING_CREATED -> CONFIRMED. */
-    public OrderConfirmed confirm() {
+    OrderConfirmed confirm() {
         switch (status) {
             case SHIPPING_CREATED -> moveTo(OrderStatus.CONFIRMED);
             default -> throw new IllegalTransitionException(status, "confirm");
@@ -151,16 +305,27 @@ public class Order {
             default -> throw new IllegalTransitionException(status, "startCompensation");
         }
         cancelReason = reason;
+        clearWaiting();
         return new OrderCancelling(reason, requestedBy);
     }
 
     /** Every participant has undone its step: COMPENSATING -> CANCELLED. */
-    public OrderCancelled cancel() {
+    OrderCancelled cancel() {
         switch (status) {
             case COMPENSATING -> moveTo(OrderStatus.CANCELLED);
             default -> throw new IllegalTransitionException(status, "cancel");
         }
         return new OrderCancelled(cancelReason);
+    }
+
+    private void clearWaiting() {
+        waitingReason = null;
+        waitingSince = null;
+    }
+
+    /** The participants that undo a step when the order is cancelled. */
+    public enum Participant {
+        INVENTORY, PAYMENT, SHIPPING
     }
 
     private void moveTo(OrderStatus next) {
@@ -202,6 +367,14 @@ public class Order {
 
     public String cancelReason() {
         return cancelReason;
+    }
+
+    public String waitingReason() {
+        return waitingReason;
+    }
+
+    public Instant waitingSince() {
+        return waitingSince;
     }
 
     public Instant createdAt() {

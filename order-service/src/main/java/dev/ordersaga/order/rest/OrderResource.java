@@ -1,12 +1,16 @@
 package dev.ordersaga.order.rest;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.domain.Address;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.OrderItem;
-import dev.ordersaga.http.ProblemException;
+import dev.ordersaga.order.persistence.SagaEventRepository;
 import jakarta.inject.Inject;
+import jakarta.persistence.PersistenceException;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
@@ -16,24 +20,50 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
-import jakarta.ws.rs.core.Context;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 @Path("/orders")
 @Produces(MediaType.APPLICATION_JSON)
-@Consumes(MediaType.APPLICATION_JSON)
+@Tag(name = "orders", description = "Place orders and follow their saga")
 public class OrderResource {
+
+    static final String IDEMPOTENCY_KEY = "Idempotency-Key";
 
     @Inject
     OrderService orders;
 
+    @Inject
+    SagaEventRepository timeline;
+
+    @Inject
+    ObjectMapper json;
+
     @POST
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Place an order", description = "Stores the order as PENDING and starts its saga. "
+            + "The same Idempotency-Key with the same body returns the same order; with another body, 422.")
+    @APIResponse(responseCode = "201", description = "Order placed (or, with a known Idempotency-Key, the order it placed)")
+    @APIResponse(responseCode = "400", description = "Invalid request (problem+json)")
+    @APIResponse(responseCode = "422", description = "Idempotency-Key reused with a different request (problem+json)")
     public Response place(@NotNull @Valid CreateOrderRequest request,
+                          @Parameter(description = "correlation id of the saga; made when absent")
                           @HeaderParam(Correlation.HEADER) String correlationHeader,
+                          @HeaderParam(IDEMPOTENCY_KEY) String idempotencyHeader,
                           @Context UriInfo uriInfo) {
         String correlationId = correlationHeader == null || correlationHeader.isBlank()
                 ? Correlation.newId() : correlationHeader.strip();
@@ -41,23 +71,70 @@ public class OrderResource {
             throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid correlation id",
                     Correlation.HEADER + " is longer than 128 characters");
         }
-        try (Correlation.Scope ignored = Correlation.open(correlationId, null)) {
-            var a = request.shippingAddress();
-            Order order = orders.place(new OrderService.PlaceOrder(request.customerId(),
-                    request.items().stream().map(i -> new OrderItem(i.sku(), i.quantity(), i.unitPrice())).toList(),
-                    request.currency(), new Address(a.name(), a.line1(), a.line2(), a.city(), a.postalCode(), a.country()),
-                    request.paymentToken(), correlationId));
-            return Response.created(uriInfo.getBaseUriBuilder().path("orders").path(order.id().toString()).build())
-                    .header(Correlation.HEADER, correlationId)
-                    .entity(new OrderCreatedResponse(order.id(), order.status().name(), correlationId))
-                    .build();
+        Optional<String> idempotencyKey = Optional.ofNullable(idempotencyHeader).map(String::strip).filter(k -> !k.isEmpty());
+        if (idempotencyKey.isPresent() && idempotencyKey.get().length() > 128) {
+            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid idempotency key",
+                    IDEMPOTENCY_KEY + " is longer than 128 characters");
         }
+        var a = request.shippingAddress();
+        OrderService.PlaceOrder command = new OrderService.PlaceOrder(request.customerId(),
+                request.items().stream().map(i -> new OrderItem(i.sku(), i.quantity(), i.unitPrice())).toList(),
+                request.currency(), new Address(a.name(), a.line1(), a.line2(), a.city(), a.postalCode(), a.country()),
+                request.paymentToken(), correlationId);
+        Order order;
+        try (Correlation.Scope ignored = Correlation.open(correlationId, null)) {
+            order = orders.place(command, idempotencyKey, hash(request)).order();
+        } catch (PersistenceException raceOnTheSameKey) {
+            // a concurrent request with the same key won: answer with its order (or 422 if its body differed)
+            String hash = hash(request);
+            order = idempotencyKey.flatMap(k -> orders.replay(k, hash)).orElseThrow(() -> raceOnTheSameKey);
+        }
+        return Response.created(uriInfo.getBaseUriBuilder().path("orders").path(order.id().toString()).build())
+                .header(Correlation.HEADER, order.correlationId())
+                .entity(new OrderCreatedResponse(order.id(), order.status().name(), order.correlationId()))
+                .build();
     }
 
     @GET
     @Path("/{id}")
+    @Operation(summary = "An order: status, items, total, and why it was cancelled or why it waits")
+    @APIResponse(responseCode = "404", description = "No such order (problem+json)")
     public OrderView get(@PathParam("id") UUID id) {
-        return orders.find(id).map(OrderView::of)
-                .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Order not found", "no order " + id));
+        return orders.find(id).map(OrderView::of).orElseThrow(() -> notFound(id));
+    }
+
+    @POST
+    @Path("/{id}/cancel")
+    @Operation(summary = "Cancel an order", description = "Accepted while PENDING, STOCK_RESERVED or PAID: the "
+            + "compensation starts and the order ends CANCELLED. Later, 409.")
+    @APIResponse(responseCode = "202", description = "Compensation started")
+    @APIResponse(responseCode = "409", description = "The order can no longer be cancelled (problem+json)")
+    public Response cancel(@PathParam("id") UUID id) {
+        Order order = orders.find(id).orElseThrow(() -> notFound(id));
+        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
+            order = orders.cancelByCustomer(id);
+        }
+        return Response.accepted(OrderView.of(order)).build();
+    }
+
+    @GET
+    @Path("/{id}/timeline")
+    @Operation(summary = "Every saga event of the order, from all four services, in the order they happened")
+    public List<TimelineEntry> timeline(@PathParam("id") UUID id) {
+        orders.find(id).orElseThrow(() -> notFound(id));
+        return timeline.timeline(id).stream().map(TimelineEntry::of).toList();
+    }
+
+    static ProblemException notFound(UUID id) {
+        return new ProblemException(Response.Status.NOT_FOUND, "Order not found", "no order " + id);
+    }
+
+    private String hash(CreateOrderRequest request) {
+        try {
+            byte[] canonical = json.writeValueAsString(request).getBytes(StandardCharsets.UTF_8);
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(canonical));
+        } catch (JsonProcessingException | NoSuchAlgorithmException e) {
+            throw new IllegalStateException("cannot hash the request", e);
+        }
     }
 }

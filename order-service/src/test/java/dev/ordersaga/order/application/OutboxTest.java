@@ -26,6 +26,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -65,7 +66,7 @@ class OutboxTest {
         UUID[] placedId = new UUID[1];
         try (Correlation.Scope ignored = Correlation.open(correlationId, null)) {
             assertThatThrownBy(() -> QuarkusTransaction.requiringNew().run(() -> {
-                placedId[0] = orderService.place(placeOrder(correlationId)).id();
+                placedId[0] = orderService.place(placeOrder(correlationId), Optional.empty(), "-").order().id();
                 throw new IllegalStateException("the step fails after the order and its event were written");
             })).hasMessageContaining("step fails");
 
@@ -100,7 +101,7 @@ class OutboxTest {
     void outboxRowsAreNotKeptOnceWritten() throws Exception {
         UUID orderId;
         try (Correlation.Scope ignored = Correlation.open("kept-" + UUID.randomUUID(), null)) {
-            orderId = orderService.place(placeOrder("kept")).id();
+            orderId = orderService.place(placeOrder("kept"), Optional.empty(), "-").order().id();
         }
         orderEvents.awaitKey(orderId.toString(), Duration.ofSeconds(30));
         try (Connection c = dataSource.getConnection(); ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM outbox")) {

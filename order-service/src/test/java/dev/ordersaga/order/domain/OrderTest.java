@@ -1,5 +1,6 @@
 package dev.ordersaga.order.domain;
 
+import dev.ordersaga.events.OrderCancelled;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderConfirmed;
 import org.junit.jupiter.api.Test;
@@ -112,6 +113,88 @@ class OrderTest {
     void anOrderNeedsItems() {
         assertThatThrownBy(() -> Order.place(UUID.randomUUID(), "c", List.of(), "EUR", address(), "tok_ok", "corr"))
                 .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void factsHeardInAnyOrderConfirmTheOrderAlongTheMachine() {
+        Order order = orderIn(OrderStatus.PENDING);
+        assertThat(order.onShipmentCreated()).isEmpty();
+        assertThat(order.onPaymentSucceeded()).isEmpty();
+        assertThat(order.status()).as("nothing moves before stock is reserved").isEqualTo(OrderStatus.PENDING);
+        assertThat(order.onStockReserved()).hasValueSatisfying(e -> assertThat(e).isInstanceOf(OrderConfirmed.class));
+        assertThat(order.status()).isEqualTo(OrderStatus.CONFIRMED);
+    }
+
+    @Test
+    void inOrderFactsConfirmStepByStep() {
+        Order order = orderIn(OrderStatus.PENDING);
+        assertThat(order.onStockReserved()).isEmpty();
+        assertThat(order.status()).isEqualTo(OrderStatus.STOCK_RESERVED);
+        assertThat(order.onPaymentSucceeded()).isEmpty();
+        assertThat(order.status()).isEqualTo(OrderStatus.PAID);
+        assertThat(order.onShipmentCreated()).hasValueSatisfying(e -> assertThat(e).isInstanceOf(OrderConfirmed.class));
+    }
+
+    @Test
+    void aFailedStepStartsCompensationAndTheOrderIsCancelledOnceEveryParticipantUndidItsStep() {
+        Order order = orderIn(OrderStatus.STOCK_RESERVED);
+        assertThat(order.onStepFailed("payment failed: card declined"))
+                .hasValueSatisfying(e -> assertThat(((OrderCancelling) e).reason()).isEqualTo("payment failed: card declined"));
+        assertThat(order.onCompensated(Order.Participant.INVENTORY)).isEmpty();
+        assertThat(order.onCompensated(Order.Participant.SHIPPING)).isEmpty();
+        assertThat(order.status()).isEqualTo(OrderStatus.COMPENSATING);
+        assertThat(order.onCompensated(Order.Participant.PAYMENT))
+                .hasValueSatisfying(e -> assertThat(((OrderCancelled) e).reason()).isEqualTo("payment failed: card declined"));
+        assertThat(order.status()).isEqualTo(OrderStatus.CANCELLED);
+    }
+
+    @Test
+    void lateForwardFactsNeverResurrectAFinishedOrder() {
+        Order cancelled = orderIn(OrderStatus.CANCELLED);
+        assertThat(cancelled.onPaymentSucceeded()).isEmpty();
+        assertThat(cancelled.onStockReserved()).isEmpty();
+        assertThat(cancelled.onShipmentCreated()).isEmpty();
+        assertThat(cancelled.onStepFailed("late")).isEmpty();
+        assertThat(cancelled.onCompensated(Order.Participant.PAYMENT)).isEmpty();
+        assertThat(cancelled.status()).isEqualTo(OrderStatus.CANCELLED);
+
+        Order compensating = orderIn(OrderStatus.COMPENSATING);
+        assertThat(compensating.onPaymentSucceeded()).isEmpty();
+        assertThat(compensating.status()).isEqualTo(OrderStatus.COMPENSATING);
+    }
+
+    @Test
+    void factsTheMachineHasNoPlaceForAreRefused() {
+        assertThatThrownBy(() -> orderIn(OrderStatus.CONFIRMED).onStepFailed("carrier lost it"))
+                .isInstanceOf(IllegalTransitionException.class);
+        assertThatThrownBy(() -> orderIn(OrderStatus.PAID).onStockReserved()).isInstanceOf(IllegalTransitionException.class);
+        assertThatThrownBy(() -> orderIn(OrderStatus.PAID).onCompensated(Order.Participant.PAYMENT))
+                .isInstanceOf(IllegalTransitionException.class);
+        assertThatThrownBy(() -> orderIn(OrderStatus.CONFIRMED).onPaymentSucceeded()).isInstanceOf(IllegalTransitionException.class);
+    }
+
+    @Test
+    void anOrderOnHoldWaitsForAPersonWithTheReasonUntilTheRetry() {
+        Order order = orderIn(OrderStatus.PAID);
+        assertThatThrownBy(() -> order.requestShipmentRetry("alice")).as("nothing to retry yet")
+                .isInstanceOf(IllegalTransitionException.class);
+        order.onShipmentOnHold("carrier unavailable after 5 attempts");
+        assertThat(order.waitingReason()).isEqualTo("carrier unavailable after 5 attempts");
+        assertThat(order.waitingSince()).isNotNull();
+        assertThat(order.status()).as("no refund, no cancel by itself").isEqualTo(OrderStatus.PAID);
+        assertThat(order.requestShipmentRetry("operator:alice").requestedBy()).isEqualTo("operator:alice");
+        assertThat(order.waitingReason()).isNull();
+        assertThat(order.onShipmentCreated()).isPresent();
+        assertThat(order.status()).isEqualTo(OrderStatus.CONFIRMED);
+    }
+
+    @Test
+    void cancellingAnOrderOnHoldStopsTheWait() {
+        Order order = orderIn(OrderStatus.PAID);
+        order.onShipmentOnHold("carrier down");
+        order.startCompensation("operator gave up on the carrier", "operator:alice");
+        assertThat(order.waitingReason()).isNull();
+        assertThat(order.status()).isEqualTo(OrderStatus.COMPENSATING);
     }
 
     private static Order.Placed placed() {

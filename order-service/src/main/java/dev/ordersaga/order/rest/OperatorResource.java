@@ -1,0 +1,101 @@
+package dev.ordersaga.order.rest;
+
+import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.order.application.OrderService;
+import dev.ordersaga.order.domain.Order;
+import dev.ordersaga.order.persistence.OperatorActionRepository;
+import dev.ordersaga.order.persistence.OrderRepository;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.security.identity.SecurityIdentity;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/** What a person does with orders the saga could not finish by itself. Every action is recorded with who and when. */
+@Path("/operator/orders")
+@Produces(MediaType.APPLICATION_JSON)
+@RolesAllowed("operator")
+@Tag(name = "operator", description = "Orders waiting for a person (role operator)")
+public class OperatorResource {
+
+    @Inject
+    OrderService orders;
+
+    @Inject
+    OrderRepository orderRepository;
+
+    @Inject
+    OperatorActionRepository actions;
+
+    @Inject
+    SecurityIdentity identity;
+
+    public record WaitingOrder(UUID orderId, String status, String reason, Instant since, String correlationId) {
+    }
+
+    public record ActionView(String action, String operator, Instant at, String detail) {
+    }
+
+    public record CancelRequest(String reason) {
+    }
+
+    @GET
+    @Operation(summary = "Orders waiting for a person (waiting=true), or all orders not finished yet")
+    public List<WaitingOrder> list(@QueryParam("waiting") boolean waiting, @QueryParam("limit") Integer limit) {
+        return QuarkusTransaction.requiringNew().call(() -> (waiting
+                ? orderRepository.waitingForOperator()
+                : orderRepository.open(limit == null ? 100 : Math.min(limit, 1000)))
+                .stream()
+                .map(o -> new WaitingOrder(o.id(), o.status().name(), o.waitingReason(),
+                        o.waitingSince() != null ? o.waitingSince() : o.updatedAt(), o.correlationId()))
+                .toList());
+    }
+
+    @POST
+    @Path("/{id}/retry-shipping")
+    @Operation(summary = "Ask shipping to try the carrier again for an order that waits for it")
+    public Response retryShipping(@PathParam("id") UUID id) {
+        Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
+        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
+            return Response.accepted(OrderView.of(orders.retryShipping(id, operator()))).build();
+        }
+    }
+
+    @POST
+    @Path("/{id}/cancel")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Cancel an order with full compensation: release the stock, refund, cancel the shipment")
+    public Response cancel(@PathParam("id") UUID id, CancelRequest request) {
+        Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
+        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
+            return Response.accepted(OrderView.of(orders.cancelByOperator(id, operator(),
+                    request == null ? null : request.reason()))).build();
+        }
+    }
+
+    @GET
+    @Path("/{id}/actions")
+    @Operation(summary = "What operators did to an order")
+    public List<ActionView> actions(@PathParam("id") UUID id) {
+        return QuarkusTransaction.requiringNew().call(() -> actions.forOrder(id).stream()
+                .map(a -> new ActionView(a.action(), a.operator(), a.at(), a.detail())).toList());
+    }
+
+    private String operator() {
+        return identity.getPrincipal().getName();
+    }
+}

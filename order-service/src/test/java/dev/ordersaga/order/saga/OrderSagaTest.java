@@ -1,0 +1,238 @@
+package dev.ordersaga.order.saga;
+
+import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentRefunded;
+import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.events.ShipmentCancelled;
+import dev.ordersaga.events.ShipmentCreated;
+import dev.ordersaga.events.ShipmentOnHold;
+import dev.ordersaga.events.ShipmentRetryRequested;
+import dev.ordersaga.events.StockItem;
+import dev.ordersaga.events.StockReleased;
+import dev.ordersaga.events.StockReserved;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.testing.KafkaTestProducer;
+import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.Orders;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+
+/**
+ * order-service's side of the saga, with the participants played by the test: it publishes their facts on their
+ * topics and watches what the order does.
+ */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+class OrderSagaTest {
+
+    private static KafkaTopicProbe orderEvents;
+    private static KafkaTestProducer participants;
+
+    @BeforeAll
+    static void connect() {
+        orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS, Topics.ORDER_DLQ);
+        participants = new KafkaTestProducer();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        orderEvents.close();
+        participants.close();
+    }
+
+    @Test
+    void happyPathConfirmsAndTheTimelineShowsTheFiveSteps() {
+        Placed order = place();
+        EventEnvelope<?> reserved = publish(order, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        awaitStatus(order, "STOCK_RESERVED");
+        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        awaitStatus(order, "PAID");
+        EventEnvelope<?> shipped = publish(order, new ShipmentCreated("shp-1", "car_1"));
+        awaitStatus(order, "CONFIRMED");
+
+        EventEnvelope<SagaEvent> confirmed = awaitEvent(order, "OrderConfirmed");
+        assertThat(confirmed.causationId()).isEqualTo(shipped.eventId());
+        assertThat(confirmed.correlationId()).isEqualTo(order.correlationId());
+        given().get("/orders/{id}/timeline", order.id()).then().statusCode(200)
+                .body("type", equalTo(List.of("OrderCreated", "StockReserved", "PaymentSucceeded", "ShipmentCreated", "OrderConfirmed")))
+                .body("producer", equalTo(List.of("order", "inventory", "payment", "shipping", "order")))
+                .body("[1].eventId", equalTo(reserved.eventId().toString()))
+                .body("[1].causationId", equalTo(order.createdEventId().toString()))
+                .body("correlationId", everyItemIs(order.correlationId()));
+    }
+
+    @Test
+    void factsArrivingOutOfOrderStillConfirm() {
+        Placed order = place();
+        publish(order, new ShipmentCreated("shp-1", "car_1"));
+        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        publish(order, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        awaitStatus(order, "CONFIRMED");
+    }
+
+    @Test
+    void aFailedStepCompensatesAndCancelsWithTheReason() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        publish(order, new PaymentFailed("pay-1", "card declined"));
+        awaitStatus(order, "COMPENSATING");
+        OrderCancelling cancelling = (OrderCancelling) awaitEvent(order, "OrderCancelling").payload();
+        assertThat(cancelling.reason()).isEqualTo("payment failed: card declined");
+
+        publish(order, new StockReleased("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        publish(order, new PaymentRefunded("pay-1", BigDecimal.ZERO, "EUR", null));
+        publish(order, new ShipmentCancelled("shp-1"));
+        awaitStatus(order, "CANCELLED");
+        given().get("/orders/{id}", order.id()).then().body("cancelReason", equalTo("payment failed: card declined"));
+        awaitEvent(order, "OrderCancelled");
+    }
+
+    @Test
+    void paymentSucceededAfterTheOrderWasCancelledLeavesItCancelled() {
+        Placed order = cancelled(place());
+        EventEnvelope<?> late = publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_late"));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                given().get("/orders/{id}/timeline", order.id()).then().body("eventId", hasItem(late.eventId().toString())));
+        given().get("/orders/{id}", order.id()).then().body("status", equalTo("CANCELLED"));
+        given().get("/orders/{id}/timeline", order.id()).then()
+                .body("find { it.eventId == '%s' }.note".formatted(late.eventId()), org.hamcrest.Matchers.startsWith("late"));
+    }
+
+    @Test
+    void customerCancelIsAcceptedUntilPaidAndRefusedAfter() {
+        Placed pending = place();
+        given().post("/orders/{id}/cancel", pending.id()).then().statusCode(202).body("status", equalTo("COMPENSATING"));
+        OrderCancelling cancelling = (OrderCancelling) awaitEvent(pending, "OrderCancelling").payload();
+        assertThat(cancelling.requestedBy()).isEqualTo("customer");
+
+        Placed confirmed = place();
+        publish(confirmed, new StockReserved("res-1", List.of()));
+        publish(confirmed, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        publish(confirmed, new ShipmentCreated("shp-1", "car_1"));
+        awaitStatus(confirmed, "CONFIRMED");
+        given().post("/orders/{id}/cancel", confirmed.id()).then().statusCode(409)
+                .contentType("application/problem+json")
+                .body("detail", equalTo("order in CONFIRMED cannot startCompensation"));
+        given().post("/orders/{id}/cancel", UUID.randomUUID()).then().statusCode(404).contentType("application/problem+json");
+    }
+
+    @Test
+    void sameIdempotencyKeyAndBodyGiveTheSameOrderAndAnotherBodyIsRefused() {
+        String key = "key-" + UUID.randomUUID();
+        String first = given().contentType(ContentType.JSON).header("Idempotency-Key", key).body(Orders.requestJson())
+                .post("/orders").then().statusCode(201).extract().path("orderId");
+        String again = given().contentType(ContentType.JSON).header("Idempotency-Key", key).body(Orders.requestJson())
+                .post("/orders").then().statusCode(201).extract().path("orderId");
+        assertThat(again).isEqualTo(first);
+        given().contentType(ContentType.JSON).header("Idempotency-Key", key)
+                .body(Orders.requestJson("SKU-MUG", 3, "10.50", "tok_ok"))
+                .post("/orders").then().statusCode(422).contentType("application/problem+json");
+        orderEvents.awaitKey(first, Duration.ofSeconds(30));
+        assertThat(orderEvents.matching(r -> first.equals(r.key()))).as("one OrderCreated").hasSize(1);
+    }
+
+    @Test
+    void anOrderOnHoldIsListedForOperatorsWhoCanRetryOrCancelIt() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of()));
+        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        publish(order, new ShipmentOnHold("shp-1", "carrier unavailable after 5 attempts", 5));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                given().get("/orders/{id}", order.id()).then().body("waitingReason", equalTo("carrier unavailable after 5 attempts")));
+
+        given().get("/operator/orders?waiting=true").then().statusCode(401);
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true").then().statusCode(200)
+                .body("find { it.orderId == '%s' }.reason".formatted(order.id()), equalTo("carrier unavailable after 5 attempts"));
+
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/orders/{id}/retry-shipping", order.id()).then().statusCode(202);
+        ShipmentRetryRequested retry = (ShipmentRetryRequested) awaitEvent(order, "ShipmentRetryRequested").payload();
+        assertThat(retry.requestedBy()).isEqualTo("operator:operator");
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/orders/{id}/retry-shipping", order.id()).then().statusCode(409);
+
+        given().auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON).body("{\"reason\": \"customer called\"}")
+                .post("/operator/orders/{id}/cancel", order.id()).then().statusCode(202);
+        OrderCancelling cancelling = (OrderCancelling) awaitEvent(order, "OrderCancelling").payload();
+        assertThat(cancelling.requestedBy()).isEqualTo("operator:operator");
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", order.id())
+                .then().body("action", equalTo(List.of("retry-shipping", "cancel")))
+                .body("operator", everyItemIs("operator"));
+    }
+
+    @Test
+    void aFactTheOrderHasNoPlaceForIsParked() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of()));
+        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        awaitStatus(order, "PAID");
+        EventEnvelope<?> twice = publish(order, new StockReserved("res-2", List.of()));
+        KafkaTopicProbe.Received parked = orderEvents.await(r -> Topics.ORDER_DLQ.equals(r.record().topic())
+                && r.value().contains(twice.eventId().toString()), Duration.ofSeconds(30));
+        assertThat(parked.header("dead-letter-reason")).contains("cannot onStockReserved");
+        given().get("/orders/{id}", order.id()).then().body("status", equalTo("PAID"));
+    }
+
+    // --- fixtures
+
+    private record Placed(UUID id, String correlationId, UUID createdEventId) {
+    }
+
+    private static Placed place() {
+        String correlationId = "saga-" + UUID.randomUUID();
+        String id = given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(Orders.requestJson())
+                .post("/orders").then().statusCode(201).extract().path("orderId");
+        KafkaTopicProbe.Received created = orderEvents.awaitKey(id, Duration.ofSeconds(30));
+        return new Placed(UUID.fromString(id), correlationId, EventCodec.decode(created.value()).eventId());
+    }
+
+    private static Placed cancelled(Placed order) {
+        given().post("/orders/{id}/cancel", order.id()).then().statusCode(202);
+        publish(order, new StockReleased("res-1", List.of()));
+        publish(order, new PaymentRefunded("pay-1", BigDecimal.ZERO, "EUR", null));
+        publish(order, new ShipmentCancelled("shp-1"));
+        awaitStatus(order, "CANCELLED");
+        return order;
+    }
+
+    private static EventEnvelope<?> publish(Placed order, SagaEvent fact) {
+        EventEnvelope<SagaEvent> envelope = EventEnvelope.of(order.id(), order.correlationId(), order.createdEventId(), fact);
+        participants.send(envelope.topic(), order.id().toString(), EventCodec.encode(envelope));
+        return envelope;
+    }
+
+    private static void awaitStatus(Placed order, String status) {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                given().get("/orders/{id}", order.id()).then().body("status", equalTo(status)));
+    }
+
+    private static EventEnvelope<SagaEvent> awaitEvent(Placed order, String type) {
+        KafkaTopicProbe.Received received = orderEvents.await(r -> Topics.ORDER_EVENTS.equals(r.record().topic())
+                && order.id().toString().equals(r.key()) && type.equals(r.header("eventType")), Duration.ofSeconds(30));
+        return EventCodec.decode(received.value());
+    }
+
+    private static org.hamcrest.Matcher<Iterable<? extends String>> everyItemIs(String value) {
+        return org.hamcrest.Matchers.everyItem(equalTo(value));
+    }
+}
