@@ -1,0 +1,51 @@
+package dev.ordersaga.sandbox;
+
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/** The carrier sandbox's books and its outage switch, under one lock (one shipment per key, even when raced). */
+final class CarrierLedger {
+
+    private final Map<String, Shipment> shipmentsByKey = new LinkedHashMap<>();
+    private final Map<String, String> keysByShipmentId = new HashMap<>();
+    private int outageFailuresLeft;
+
+    synchronized void armOutage(int failures) {
+        outageFailuresLeft = failures;
+    }
+
+    /** True if this create call falls into the outage, which it then shortens by one. */
+    synchronized boolean takeOutageFailure() {
+        if (outageFailuresLeft == 0) {
+            return false;
+        }
+        outageFailuresLeft--;
+        return true;
+    }
+
+    synchronized Shipment create(String idempotencyKey, String reference) {
+        return shipmentsByKey.computeIfAbsent(idempotencyKey, key -> {
+            Shipment shipment = Shipment.create(key, reference);
+            keysByShipmentId.put(shipment.shipmentId(), key);
+            return shipment;
+        });
+    }
+
+    synchronized Shipment cancel(String shipmentId) {
+        String key = keysByShipmentId.get(shipmentId);
+        if (key == null) {
+            throw ApiException.notFound("unknown shipment " + shipmentId);
+        }
+        return shipmentsByKey.computeIfPresent(key, (k, shipment) -> shipment.cancelled());
+    }
+
+    synchronized Optional<Shipment> shipmentByKey(String idempotencyKey) {
+        return Optional.ofNullable(shipmentsByKey.get(idempotencyKey));
+    }
+
+    synchronized Map<String, Object> ledgerView() {
+        return Json.object("shipments", shipmentsByKey.values().stream().map(Shipment::view).toList());
+    }
+}

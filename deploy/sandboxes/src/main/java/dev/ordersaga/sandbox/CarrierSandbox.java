@@ -1,0 +1,92 @@
+package dev.ordersaga.sandbox;
+
+import java.util.List;
+
+/**
+ * The carrier's sandbox: shipments created idempotently by the Idempotency-Key header, rejected for good when
+ * address.line1 is "UNDELIVERABLE", cancelled on request; an outage switch and the slow mode for the retry
+ * tests, and the ledger.
+ *
+ * <pre>{@code
+ * try (CarrierSandbox carrier = CarrierSandbox.start(0)) {
+ *     String url = carrier.baseUrl(); // http://127.0.0.1:<port>
+ * }
+ * }</pre>
+ */
+public final class CarrierSandbox implements AutoCloseable {
+
+    private static final String NAME = "carrier-sandbox";
+
+    private final CarrierLedger ledger = new CarrierLedger();
+    private final SandboxHttpServer server;
+
+    private CarrierSandbox(int port) {
+        this.server = SandboxHttpServer.bind(NAME, port, List.of(
+                Route.post("/v1/shipments", this::createShipment),
+                Route.post("/v1/shipments/{shipmentId}/cancel", this::cancelShipment),
+                Route.get("/v1/shipments/{idempotencyKey}", this::shipmentStatus),
+                Route.post("/sandbox/carrier/outage", this::armOutage),
+                Route.get("/sandbox/ledger", request -> Response.json(200, ledger.ledgerView()))));
+        server.start();
+    }
+
+    /** Starts the sandbox on 127.0.0.1; {@code port} 0 for any free port. */
+    public static CarrierSandbox start(int port) {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0..65535: " + port);
+        }
+        return new CarrierSandbox(port);
+    }
+
+    /** {@code http://127.0.0.1:<port>}, without a trailing slash. */
+    public String baseUrl() {
+        return server.baseUrl();
+    }
+
+    /** Frees the port and abandons held-back answers. Idempotent. */
+    @Override
+    public void close() {
+        server.close();
+    }
+
+    private Response createShipment(Request request) {
+        // The outage comes first: a carrier that is down reads nothing, so even a bad call gets its 503.
+        if (ledger.takeOutageFailure()) {
+            throw ApiException.unavailable("carrier temporarily unavailable");
+        }
+        String key = request.idempotencyKey();
+        ShipmentRequest shipment = request.body(ShipmentRequest.class).validated();
+        if (shipment.undeliverable()) {
+            return Response.json(422, Json.object("status", "rejected", "reason", "address undeliverable"));
+        }
+        Shipment created = ledger.create(key, shipment.reference());
+        return Response.json(201, Json.object("shipmentId", created.shipmentId(), "status", created.status()));
+    }
+
+    private Response cancelShipment(Request request) {
+        Shipment cancelled = ledger.cancel(request.pathParam(0));
+        return Response.json(200, Json.object("shipmentId", cancelled.shipmentId(), "status", cancelled.status()));
+    }
+
+    private Response shipmentStatus(Request request) {
+        String key = request.pathParam(0);
+        return ledger.shipmentByKey(key)
+                .map(shipment -> Response.json(200, shipment.view()))
+                .orElseThrow(() -> ApiException.notFound("no shipment with idempotency key " + key));
+    }
+
+    private Response armOutage(Request request) {
+        OutageRequest outage = request.body(OutageRequest.class).validated();
+        ledger.armOutage(outage.failures());
+        return Response.json(200, Json.object("failures", outage.failures()));
+    }
+
+    record OutageRequest(Integer failures) {
+        OutageRequest validated() {
+            if (failures == null || failures < 0) {
+                throw ApiException.badRequest("failures must be a number >= 0");
+            }
+            return this;
+        }
+    }
+}

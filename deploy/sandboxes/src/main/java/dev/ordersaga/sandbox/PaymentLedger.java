@@ -1,0 +1,100 @@
+package dev.ordersaga.sandbox;
+
+import java.math.BigDecimal;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The payment sandbox's books. One lock for all of it: the idempotency rule (one charge per key, even under
+ * concurrent calls) and the refund limit are check-then-act across several maps.
+ */
+final class PaymentLedger {
+
+    private final Map<String, Charge> chargesByKey = new LinkedHashMap<>();
+    private final Map<String, String> keysByChargeId = new HashMap<>();
+    private final Map<String, Refund> refundsByKey = new LinkedHashMap<>();
+    private final Map<String, Integer> failingRefundsLeft = new HashMap<>();
+
+    /** What a charge call found: {@code isNew} is false when the key had been charged before. */
+    record Recorded(Charge charge, boolean isNew) {
+    }
+
+    synchronized Recorded charge(String idempotencyKey, ChargeRequest request) {
+        Charge existing = chargesByKey.get(idempotencyKey);
+        if (existing != null) {
+            return new Recorded(existing, false);
+        }
+        Charge charge = Charge.decide(idempotencyKey, request);
+        chargesByKey.put(idempotencyKey, charge);
+        keysByChargeId.put(charge.chargeId(), idempotencyKey);
+        failingRefundsLeft.put(charge.chargeId(), CardToken.of(charge.token()).failingRefunds());
+        return new Recorded(charge, true);
+    }
+
+    synchronized Optional<Charge> chargeByKey(String idempotencyKey) {
+        return Optional.ofNullable(chargesByKey.get(idempotencyKey));
+    }
+
+    /** A late settlement: the provider changes its mind about a declined charge. */
+    synchronized Charge settleLate(String chargeId) {
+        Charge charge = chargeById(chargeId);
+        if (charge.succeeded()) {
+            throw ApiException.conflict("charge " + chargeId + " is not declined");
+        }
+        Charge settled = charge.settledLate();
+        chargesByKey.put(settled.idempotencyKey(), settled);
+        return settled;
+    }
+
+    synchronized Refund refund(String idempotencyKey, RefundRequest request) {
+        Refund existing = refundsByKey.get(idempotencyKey);
+        if (existing != null) {
+            return existing;
+        }
+        Charge charge = chargeById(request.chargeId());
+        if (!charge.currency().equals(request.currency())) {
+            throw ApiException.badRequest("currency " + request.currency() + " differs from the charge's "
+                    + charge.currency());
+        }
+        int failing = failingRefundsLeft.get(charge.chargeId());
+        if (failing > 0) {
+            // Counted per charge, not per key: a retry with the same key is exactly what must fail again.
+            failingRefundsLeft.put(charge.chargeId(), failing - 1);
+            throw ApiException.unavailable("refunds are temporarily unavailable");
+        }
+        BigDecimal left = refundable(charge);
+        if (request.amount().compareTo(left) > 0) {
+            throw ApiException.conflict("amount " + request.amount() + " exceeds what is left to refund: " + left);
+        }
+        Refund refund = Refund.of(idempotencyKey, request);
+        refundsByKey.put(idempotencyKey, refund);
+        return refund;
+    }
+
+    synchronized Map<String, Object> ledgerView() {
+        return Json.object(
+                "charges", chargesByKey.values().stream().map(Charge::ledgerView).toList(),
+                "refunds", refundsByKey.values().stream().map(Refund::ledgerView).toList());
+    }
+
+    private Charge chargeById(String chargeId) {
+        String key = keysByChargeId.get(chargeId);
+        if (key == null) {
+            throw ApiException.notFound("unknown charge " + chargeId);
+        }
+        return chargesByKey.get(key);
+    }
+
+    private BigDecimal refundable(Charge charge) {
+        if (!charge.succeeded()) {
+            return BigDecimal.ZERO;
+        }
+        BigDecimal refunded = refundsByKey.values().stream()
+                .filter(refund -> refund.chargeId().equals(charge.chargeId()))
+                .map(Refund::amount)
+                .reduce(BigDecimal.ZERO, BigDecimal::add);
+        return charge.amount().subtract(refunded);
+    }
+}

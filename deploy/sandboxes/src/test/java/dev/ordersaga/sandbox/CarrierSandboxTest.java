@@ -1,0 +1,200 @@
+package dev.ordersaga.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.ordersaga.sandbox.SandboxClient.Answer;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class CarrierSandboxTest {
+
+    CarrierSandbox sandbox;
+    SandboxClient client;
+
+    @BeforeEach
+    void start() {
+        sandbox = CarrierSandbox.start(0);
+        client = new SandboxClient(sandbox.baseUrl());
+    }
+
+    @AfterEach
+    void stop() {
+        sandbox.close();
+    }
+
+    static String shipment(String reference, String line1) {
+        return """
+                {"reference": "%s", "address": {"name": "Ada Lovelace", "line1": "%s", "line2": null,
+                 "city": "London", "postalCode": "NW1", "country": "GB"}}""".formatted(reference, line1);
+    }
+
+    static String shipment() {
+        return shipment("order-1", "12 St James's Square");
+    }
+
+    static String key() {
+        return UUID.randomUUID().toString();
+    }
+
+    void outage(int failures) {
+        assertThat(client.post("/sandbox/carrier/outage", null, "{\"failures\": " + failures + "}").status())
+                .isEqualTo(200);
+    }
+
+    @Test
+    void createsAShipment() {
+        Answer answer = client.post("/v1/shipments", key(), shipment());
+
+        assertThat(answer.status()).isEqualTo(201);
+        assertThat(answer.body().get("shipmentId").asText()).startsWith("shp_");
+        assertThat(answer.body().get("status").asText()).isEqualTo("created");
+    }
+
+    @Test
+    void sameKeyTwiceGivesTheSameShipment() {
+        String key = key();
+        Answer first = client.post("/v1/shipments", key, shipment());
+        Answer second = client.post("/v1/shipments", key, shipment());
+
+        assertThat(second.status()).isEqualTo(201);
+        assertThat(second.body()).isEqualTo(first.body());
+        assertThat(client.ledger().get("shipments")).hasSize(1);
+    }
+
+    @Test
+    void sameKeyRacedByManyCallsMakesOneShipment() {
+        String key = key();
+        ExecutorService callers = Executors.newFixedThreadPool(16);
+        try {
+            List<CompletableFuture<Answer>> answers = IntStream.range(0, 32)
+                    .mapToObj(i -> CompletableFuture.supplyAsync(
+                            () -> client.post("/v1/shipments", key, shipment()), callers))
+                    .toList();
+
+            assertThat(answers.stream().map(CompletableFuture::join)
+                    .map(answer -> answer.body().get("shipmentId").asText()).distinct()).hasSize(1);
+            assertThat(client.ledger().get("shipments")).hasSize(1);
+        } finally {
+            callers.shutdownNow();
+        }
+    }
+
+    @Test
+    void undeliverableAddressIsRejectedEveryTimeAndCreatesNothing() {
+        String key = key();
+        for (int call = 0; call < 3; call++) {
+            Answer answer = client.post("/v1/shipments", key, shipment("order-1", "UNDELIVERABLE"));
+
+            assertThat(answer.status()).isEqualTo(422);
+            assertThat(answer.body().get("status").asText()).isEqualTo("rejected");
+            assertThat(answer.body().get("reason").asText()).isEqualTo("address undeliverable");
+        }
+        assertThat(client.ledger().get("shipments")).isEmpty();
+        assertThat(client.get("/v1/shipments/" + key).status()).isEqualTo(404);
+    }
+
+    @Test
+    void anOutageOfNFailsTheNextNCreatesThenRecovers() {
+        outage(3);
+        String key = key();
+
+        for (int call = 0; call < 3; call++) {
+            Answer answer = client.post("/v1/shipments", key, shipment());
+            assertThat(answer.status()).isEqualTo(503);
+            assertThat(answer.body().get("error").asText()).isNotBlank();
+            assertThat(client.ledger().get("shipments")).isEmpty();
+        }
+        Answer created = client.post("/v1/shipments", key, shipment());
+
+        assertThat(created.status()).isEqualTo(201);
+        assertThat(client.ledger().get("shipments")).hasSize(1);
+    }
+
+    @Test
+    void anOutageDoesNotTouchCancelOrTheStatusQuery() {
+        String key = key();
+        String shipmentId = client.post("/v1/shipments", key, shipment()).body().get("shipmentId").asText();
+        outage(5);
+
+        assertThat(client.get("/v1/shipments/" + key).status()).isEqualTo(200);
+        assertThat(client.post("/v1/shipments/" + shipmentId + "/cancel", "cancel-1", "").status()).isEqualTo(200);
+        assertThat(client.post("/v1/shipments", key(), shipment()).status()).isEqualTo(503);
+    }
+
+    @Test
+    void cancelIsIdempotentAndShowsInTheLedger() {
+        String key = key();
+        String shipmentId = client.post("/v1/shipments", key, shipment("order-4", "1 Main St"))
+                .body().get("shipmentId").asText();
+
+        Answer first = client.post("/v1/shipments/" + shipmentId + "/cancel", "cancel-" + key, "");
+        Answer second = client.post("/v1/shipments/" + shipmentId + "/cancel", "cancel-" + key, "");
+
+        assertThat(first.status()).isEqualTo(200);
+        assertThat(first.body().get("shipmentId").asText()).isEqualTo(shipmentId);
+        assertThat(first.body().get("status").asText()).isEqualTo("cancelled");
+        assertThat(second.status()).isEqualTo(200);
+        assertThat(second.body()).isEqualTo(first.body());
+        JsonNode entry = client.ledger().get("shipments").get(0);
+        assertThat(entry.get("shipmentId").asText()).isEqualTo(shipmentId);
+        assertThat(entry.get("idempotencyKey").asText()).isEqualTo(key);
+        assertThat(entry.get("reference").asText()).isEqualTo("order-4");
+        assertThat(entry.get("status").asText()).isEqualTo("cancelled");
+    }
+
+    @Test
+    void cancelOfAnUnknownShipmentIs404() {
+        assertThat(client.post("/v1/shipments/shp_unknown/cancel", key(), "").status()).isEqualTo(404);
+    }
+
+    @Test
+    void statusQueryAnswersTheShipmentOfAKey() {
+        String key = key();
+        String shipmentId = client.post("/v1/shipments", key, shipment("order-2", "1 Main St"))
+                .body().get("shipmentId").asText();
+
+        Answer status = client.get("/v1/shipments/" + key);
+
+        assertThat(status.status()).isEqualTo(200);
+        assertThat(status.body().get("shipmentId").asText()).isEqualTo(shipmentId);
+        assertThat(status.body().get("idempotencyKey").asText()).isEqualTo(key);
+        assertThat(status.body().get("reference").asText()).isEqualTo("order-2");
+        assertThat(status.body().get("status").asText()).isEqualTo("created");
+        assertThat(client.get("/v1/shipments/" + key()).status()).isEqualTo(404);
+    }
+
+    @Test
+    void createWithoutIdempotencyKeyOrAddressIs400() {
+        assertThat(client.post("/v1/shipments", null, shipment()).status()).isEqualTo(400);
+        assertThat(client.post("/v1/shipments", key(), "{\"reference\": \"order-1\"}").status()).isEqualTo(400);
+        assertThat(client.ledger().get("shipments")).isEmpty();
+    }
+
+    @Test
+    void outageRejectsANegativeCount() {
+        assertThat(client.post("/sandbox/carrier/outage", null, "{\"failures\": -1}").status()).isEqualTo(400);
+    }
+
+    @Test
+    void slowModeDelaysCarrierAnswersUntilTurnedOff() {
+        client.slow(2000);
+
+        assertThatThrownBy(() -> client.postOrThrow("/v1/shipments", key(), shipment(), Duration.ofMillis(300)))
+                .isInstanceOf(HttpTimeoutException.class);
+        client.slow(0);
+
+        assertThat(client.post("/v1/shipments", key(), shipment(), Duration.ofMillis(1500)).status()).isEqualTo(201);
+        assertThat(client.ledger().get("shipments")).hasSize(2);
+    }
+}

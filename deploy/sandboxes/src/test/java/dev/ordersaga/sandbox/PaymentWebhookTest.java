@@ -1,0 +1,135 @@
+package dev.ordersaga.sandbox;
+
+import static dev.ordersaga.sandbox.PaymentSandboxTest.charge;
+import static dev.ordersaga.sandbox.PaymentSandboxTest.key;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.ordersaga.sandbox.SandboxClient.Answer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class PaymentWebhookTest {
+
+    static final Duration WEBHOOK_DELAY = Duration.ofMillis(50);
+
+    static PaymentSandbox sandboxCalling(WebhookReceiver shop) {
+        return PaymentSandbox.builder().webhookUrl(shop.uri()).webhookDelay(WEBHOOK_DELAY)
+                .timeoutDelay(Duration.ofMillis(1500)).start();
+    }
+
+    static Optional<JsonNode> webhookFor(WebhookReceiver shop, String idempotencyKey, String type) {
+        return shop.received().stream()
+                .filter(w -> w.get("idempotencyKey").asText().equals(idempotencyKey))
+                .filter(w -> w.get("type").asText().equals(type))
+                .findFirst();
+    }
+
+    @Test
+    void succeededChargeIsToldToTheShop() throws Exception {
+        try (WebhookReceiver shop = WebhookReceiver.accepting(); PaymentSandbox sandbox = sandboxCalling(shop)) {
+            String key = key();
+            Answer answer = new SandboxClient(sandbox.baseUrl())
+                    .post("/v1/charges", key, charge("tok_ok", "21.00", "order-5"));
+
+            await().atMost(Duration.ofSeconds(5)).until(() -> webhookFor(shop, key, "charge.succeeded").isPresent());
+            JsonNode webhook = webhookFor(shop, key, "charge.succeeded").orElseThrow();
+            assertThat(webhook.get("chargeId").asText()).isEqualTo(answer.body().get("chargeId").asText());
+            assertThat(webhook.get("reference").asText()).isEqualTo("order-5");
+            assertThat(webhook.get("amount").decimalValue()).isEqualByComparingTo("21.00");
+            assertThat(webhook.get("currency").asText()).isEqualTo("EUR");
+            assertThat(webhook.has("reason")).isTrue();
+            assertThat(webhook.get("reason").isNull()).isTrue();
+        }
+    }
+
+    @Test
+    void declinedChargeIsToldToTheShopWithTheReason() throws Exception {
+        try (WebhookReceiver shop = WebhookReceiver.accepting(); PaymentSandbox sandbox = sandboxCalling(shop)) {
+            String key = key();
+            new SandboxClient(sandbox.baseUrl()).post("/v1/charges", key, charge("tok_declined"));
+
+            await().atMost(Duration.ofSeconds(5)).until(() -> webhookFor(shop, key, "charge.declined").isPresent());
+            assertThat(webhookFor(shop, key, "charge.declined").orElseThrow().get("reason").asText())
+                    .isEqualTo("card declined");
+        }
+    }
+
+    @Test
+    void aTimedOutChargeIsToldToTheShopBeforeItsAnswer() throws Exception {
+        try (WebhookReceiver shop = WebhookReceiver.accepting(); PaymentSandbox sandbox = sandboxCalling(shop)) {
+            String key = key();
+            var late = new SandboxClient(sandbox.baseUrl()).postAsync("/v1/charges", key, charge("tok_timeout_succeeds"));
+
+            await().atMost(Duration.ofSeconds(5)).until(() -> webhookFor(shop, key, "charge.succeeded").isPresent());
+            assertThat(late).isNotDone();
+        }
+    }
+
+    @Test
+    void repeatedChargeWithTheSameKeySendsNoSecondWebhook() throws Exception {
+        try (WebhookReceiver shop = WebhookReceiver.accepting(); PaymentSandbox sandbox = sandboxCalling(shop)) {
+            SandboxClient client = new SandboxClient(sandbox.baseUrl());
+            String key = key();
+            client.post("/v1/charges", key, charge("tok_ok"));
+            client.post("/v1/charges", key, charge("tok_ok"));
+            String other = key();
+            client.post("/v1/charges", other, charge("tok_ok"));
+
+            // Webhooks go out in order of the charges: once the later charge's is in, the first key's count is final.
+            await().atMost(Duration.ofSeconds(5)).until(() -> webhookFor(shop, other, "charge.succeeded").isPresent());
+            assertThat(shop.received().stream().filter(w -> w.get("idempotencyKey").asText().equals(key)))
+                    .hasSize(1);
+        }
+    }
+
+    @Test
+    void aRefusedWebhookIsSentAgain() throws Exception {
+        try (WebhookReceiver shop = WebhookReceiver.refusingFirst(2); PaymentSandbox sandbox = sandboxCalling(shop)) {
+            String key = key();
+            new SandboxClient(sandbox.baseUrl()).post("/v1/charges", key, charge("tok_ok"));
+
+            await().atMost(Duration.ofSeconds(5)).until(() -> webhookFor(shop, key, "charge.succeeded").isPresent());
+            assertThat(shop.calls()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void lateSettlementFlipsADeclinedChargeAndTellsTheShop() throws Exception {
+        try (WebhookReceiver shop = WebhookReceiver.accepting(); PaymentSandbox sandbox = sandboxCalling(shop)) {
+            SandboxClient client = new SandboxClient(sandbox.baseUrl());
+            String key = key();
+            assertThat(client.post("/v1/charges", key, charge("tok_declined")).status()).isEqualTo(402);
+            await().atMost(Duration.ofSeconds(5)).until(() -> webhookFor(shop, key, "charge.declined").isPresent());
+            String chargeId = client.get("/v1/charges/" + key).body().get("chargeId").asText();
+
+            Answer settled = client.post("/sandbox/charges/" + chargeId + "/settle-late", null, "");
+
+            assertThat(settled.status()).isEqualTo(200);
+            assertThat(settled.body().get("status").asText()).isEqualTo("succeeded");
+            await().atMost(Duration.ofSeconds(5)).until(() -> webhookFor(shop, key, "charge.succeeded").isPresent());
+            assertThat(webhookFor(shop, key, "charge.succeeded").orElseThrow().get("chargeId").asText())
+                    .isEqualTo(chargeId);
+            assertThat(client.get("/v1/charges/" + key).body().get("status").asText()).isEqualTo("succeeded");
+            JsonNode ledgerCharge = client.ledger().get("charges").get(0);
+            assertThat(ledgerCharge.get("status").asText()).isEqualTo("succeeded");
+            // Now that it succeeded, it can be refunded.
+            assertThat(client.post("/v1/refunds", key(), PaymentSandboxTest.refund(chargeId, "21.00")).status())
+                    .isEqualTo(201);
+        }
+    }
+
+    @Test
+    void withoutAWebhookUrlNothingIsSent() throws Exception {
+        try (WebhookReceiver shop = WebhookReceiver.accepting(); PaymentSandbox sandbox = PaymentSandbox.start(0, null)) {
+            Answer answer = new SandboxClient(sandbox.baseUrl()).post("/v1/charges", key(), charge("tok_ok"));
+
+            assertThat(answer.status()).isEqualTo(201);
+            assertThat(shop.calls()).isZero();
+            assertThat(List.copyOf(shop.received())).isEmpty();
+        }
+    }
+}
