@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole order-saga system on this machine: the stack (PostgreSQL, Kafka), then the four services,
-# packaged, each as its own process. Waits until all are healthy, prints where to send an order, and on
+# Runs the whole order-saga system on this machine: the stack (PostgreSQL, Kafka), the sandboxes of the payment
+# provider (127.0.0.1:9101) and the carrier (127.0.0.1:9102), then the four services, packaged, each as its own
+# process. Waits until all are healthy, prints where to send an order, and on
 # Ctrl-C stops the services and the stack.
 #
 # Usage: deploy/run.sh            Env: KEEP_STACK=1 leaves PostgreSQL and Kafka running on exit,
@@ -37,12 +38,26 @@ stop_all() {
 deploy/stack.sh up
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   echo "packaging the services (./mvnw package, tests skipped: deploy/test.sh runs them)..."
-  ./mvnw -B -ntp -q package -DskipTests -pl order-service,inventory-service,payment-service,shipping-service -am
+  ./mvnw -B -ntp -q package -DskipTests -pl deploy/sandboxes,order-service,inventory-service,payment-service,shipping-service -am
 fi
 
 trap stop_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+for port in 9101 9102; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "run.sh: port $port is taken; is order-saga already running?" >&2
+    exit 1
+  fi
+done
+# the outside world: a payment provider that calls payment-service back, and a carrier
+java -Xmx128m -jar deploy/sandboxes/target/sandboxes.jar payment --port 9101 \
+  --webhook-url http://127.0.0.1:8083/webhooks/payment-provider > "$RUN_DIR/payment-provider-sandbox.log" 2>&1 &
+PIDS+=($!)
+java -Xmx128m -jar deploy/sandboxes/target/sandboxes.jar carrier --port 9102 > "$RUN_DIR/carrier-sandbox.log" 2>&1 &
+PIDS+=($!)
+echo "started the sandboxes: payment provider on 127.0.0.1:9101, carrier on 127.0.0.1:9102"
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
@@ -73,6 +88,8 @@ done
 cat <<'EOT'
 
 order-saga is running.
+  Stock a SKU:
+    curl -s -X PUT http://127.0.0.1:8082/stock/SKU-MUG -H 'Content-Type: application/json' -d '{"quantity": 100}'
   Place an order:
     curl -si -X POST http://127.0.0.1:8081/orders -H 'Content-Type: application/json' \
       -H 'X-Correlation-Id: my-first-order' -d '{"customerId": "cust-1",
@@ -81,8 +98,14 @@ order-saga is running.
                           "postalCode": "SW1Y 4JH", "country": "GB"},
       "paymentToken": "tok_ok"}'
   Follow it:   curl -s http://127.0.0.1:8081/orders/<orderId>
+               curl -s http://127.0.0.1:8081/orders/<orderId>/timeline
                grep my-first-order .stack/run/*.log
-  Health:      http://127.0.0.1:808{1,2,3,4}/q/health   metrics: /q/metrics
+  Operators:   curl -s -u operator:operator 'http://127.0.0.1:8081/operator/orders?waiting=true'
+  Sandboxes:   curl -s http://127.0.0.1:9101/sandbox/ledger ; curl -s http://127.0.0.1:9102/sandbox/ledger
+               payment tokens tok_ok, tok_declined, tok_timeout_succeeds, tok_timeout_declined,
+               tok_refund_fails_twice; shipping address line1 UNDELIVERABLE; carrier outage:
+               curl -s -X POST http://127.0.0.1:9102/sandbox/carrier/outage -d '{"failures": 3}'
+  API:         http://127.0.0.1:8081/q/openapi   Health: /q/health   Metrics: /q/metrics (ports 8081-8084)
 Ctrl-C stops everything.
 EOT
 wait -n "${PIDS[@]}" || true

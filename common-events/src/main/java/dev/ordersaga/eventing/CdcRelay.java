@@ -94,6 +94,13 @@ public class CdcRelay {
     @ConfigProperty(name = "eventing.relay.fault.hold-before-publish", defaultValue = "false")
     boolean holdBeforePublish;
 
+    /**
+     * Fault injection for the duplicate-delivery tests: publish every event twice, as a relay that crashed after
+     * publishing and before storing its offset would, on every single event.
+     */
+    @ConfigProperty(name = "eventing.relay.fault.publish-twice", defaultValue = "false")
+    boolean publishTwice;
+
     @Inject
     MeterRegistry meters;
 
@@ -301,7 +308,11 @@ public class CdcRelay {
                 }
                 throw new InterruptedException("stopped while holding records");
             }
-            sends.add(producer.send(toKafka(source)));
+            ProducerRecord<String, String> record = toKafka(source);
+            sends.add(producer.send(record));
+            if (publishTwice) {
+                sends.add(producer.send(record));
+            }
             commitTimes.add(source.timestamp());
         }
         try {

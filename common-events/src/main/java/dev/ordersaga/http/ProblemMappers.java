@@ -1,6 +1,7 @@
 package dev.ordersaga.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.WebApplicationException;
@@ -35,6 +36,12 @@ public class ProblemMappers {
 
     @ServerExceptionMapper
     public Response unreadable(JsonProcessingException e) {
+        return respond(400, "Malformed JSON", e.getOriginalMessage(), null);
+    }
+
+    /** A JSON value of the wrong type, e.g. {"quantity": "many"}: Quarkus maps this one itself unless told. */
+    @ServerExceptionMapper
+    public Response mismatched(MismatchedInputException e) {
         return respond(400, "Malformed JSON", e.getOriginalMessage(), null);
     }
 

@@ -1,15 +1,34 @@
 package dev.ordersaga.inventory.application;
 
+import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.OrderLine;
+import dev.ordersaga.events.StockReleased;
 import dev.ordersaga.inventory.domain.OrderSighting;
+import dev.ordersaga.inventory.domain.Reservation;
+import dev.ordersaga.inventory.domain.Stock;
 import dev.ordersaga.inventory.persistence.OrderSightingRepository;
+import dev.ordersaga.inventory.persistence.ReservationRepository;
+import dev.ordersaga.inventory.persistence.StockRepository;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 import org.jboss.logging.Logger;
 
-/** One transactional method per incoming fact. */
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * One transactional method per incoming fact or command: load (and lock), call the domain, hand its event to the
+ * outbox in the same transaction. Called from a consumer, it joins the consumer's transaction, so the inbox claim,
+ * the stock movement and the event commit together.
+ */
 @ApplicationScoped
 public class InventoryService {
 
@@ -18,9 +37,99 @@ public class InventoryService {
     @Inject
     OrderSightingRepository sightings;
 
-    @Transactional(Transactional.TxType.MANDATORY)
+    @Inject
+    ReservationRepository reservations;
+
+    @Inject
+    StockRepository stock;
+
+    @Inject
+    OutboxWriter outbox;
+
+    /** OrderCreated: reserve every line or none. */
+    @Transactional
     public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
-        sightings.persist(new OrderSighting(event.orderId(), event.eventId(), event.correlationId()));
-        LOG.infof("Order %s seen: %d line(s)", event.orderId(), created.items().size());
+        UUID orderId = event.orderId();
+        // one row per applied OrderCreated: the proof that a redelivered event took effect once
+        sightings.persist(new OrderSighting(orderId, event.eventId(), event.correlationId()));
+        Optional<Reservation> existing = reservations.findByIdOptional(orderId);
+        if (existing.isPresent()) {
+            LOG.infof("Order %s already has a reservation (%s): OrderCreated %s not acted on", orderId,
+                    existing.get().status(), event.eventId());
+            return;
+        }
+        List<OrderLine> lines = created.items() == null ? List.of() : created.items();
+        Map<String, Stock> locked = stock.lockAll(lines.stream()
+                .filter(Objects::nonNull).map(OrderLine::sku).filter(Objects::nonNull).toList());
+        Reservation.Outcome outcome = Reservation.reserve(orderId, lines, locked, event.correlationId());
+        reservations.persist(outcome.reservation());
+        outbox.publish(orderId, outcome.event());
+        LOG.infof("Order %s: reservation %s %s (%s)", orderId, outcome.reservation().reservationId(),
+                outcome.reservation().status(), outcome.event());
+    }
+
+    /** OrderCancelling: give back what was reserved, and answer exactly once, also when nothing was reserved. */
+    @Transactional
+    public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling) {
+        UUID orderId = event.orderId();
+        Optional<Reservation> found = reservations.lockByOrderId(orderId);
+        if (found.isEmpty()) {
+            Reservation.Outcome outcome = Reservation.cancelledBeforeReserving(orderId, event.correlationId());
+            reservations.persist(outcome.reservation());
+            outbox.publish(orderId, outcome.event());
+            LOG.infof("Order %s cancelling (%s) before any reservation: answered with nothing released", orderId,
+                    cancelling.reason());
+            return;
+        }
+        Reservation reservation = found.get();
+        switch (reservation.status()) {
+            case RESERVED, FAILED -> {
+                StockReleased released = reservation.release(stock.lockAll(reservation.skus()));
+                outbox.publish(orderId, released);
+                LOG.infof("Order %s cancelling (%s): reservation %s released %s", orderId, cancelling.reason(),
+                        reservation.reservationId(), released.items());
+            }
+            case RELEASED -> LOG.infof("Order %s cancelling again: reservation %s is released already, nothing to do",
+                    orderId, reservation.reservationId());
+            case CONSUMED -> LOG.warnf("Order %s cancelling after its stock was shipped (reservation %s CONSUMED): "
+                    + "nothing released", orderId, reservation.reservationId());
+        }
+    }
+
+    /** OrderConfirmed: the reserved units are shipped. */
+    @Transactional
+    public void onOrderConfirmed(EventEnvelope<?> event, OrderConfirmed confirmed) {
+        UUID orderId = event.orderId();
+        Optional<Reservation> found = reservations.lockByOrderId(orderId);
+        if (found.isEmpty()) {
+            LOG.infof("Order %s confirmed, but inventory holds no reservation for it: skipped", orderId);
+            return;
+        }
+        Reservation reservation = found.get();
+        switch (reservation.status()) {
+            case RESERVED -> {
+                reservation.consume(stock.lockAll(reservation.skus()));
+                LOG.infof("Order %s confirmed: reservation %s consumed, %s shipped", orderId,
+                        reservation.reservationId(), reservation.stockItems());
+            }
+            case CONSUMED -> LOG.infof("Order %s confirmed again: reservation %s is consumed already", orderId,
+                    reservation.reservationId());
+            case FAILED, RELEASED -> LOG.warnf("Order %s confirmed, but its reservation %s is %s: nothing to ship",
+                    orderId, reservation.reservationId(), reservation.status());
+        }
+    }
+
+    /** PUT /stock/{sku}: sets the available units, creating the SKU. */
+    @Transactional
+    public Stock setAvailable(String sku, int quantity) {
+        Stock row = stock.lockOrCreate(sku);
+        row.adjustAvailableTo(quantity);
+        LOG.infof("Stock of %s set to %d available (%d reserved, %d shipped)", sku, quantity, row.reserved(), row.shipped());
+        return row;
+    }
+
+    @Transactional
+    public Optional<Stock> findStock(String sku) {
+        return stock.findByIdOptional(sku);
     }
 }

@@ -1,13 +1,14 @@
 package dev.ordersaga.inventory.messaging;
 
 import dev.ordersaga.eventing.IncomingEvents;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.inventory.application.InventoryService;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.transaction.Transactional;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 @ApplicationScoped
@@ -21,12 +22,16 @@ public class OrderEventsConsumer {
 
     @Incoming("order-events")
     @Blocking
-    @Transactional
     public void consume(String message) {
-        incoming.apply(Topics.ORDER_EVENTS, message, event -> {
+        incoming.process(Topics.ORDER_EVENTS, message, event -> {
             if (event.payload() instanceof OrderCreated created) {
                 inventory.onOrderCreated(event, created);
+            } else if (event.payload() instanceof OrderCancelling cancelling) {
+                inventory.onOrderCancelling(event, cancelling);
+            } else if (event.payload() instanceof OrderConfirmed confirmed) {
+                inventory.onOrderConfirmed(event, confirmed);
             }
+            // OrderCancelled, ShipmentRetryRequested: not inventory's business
         });
     }
 }

@@ -1,0 +1,13 @@
+package dev.ordersaga.inventory.domain;
+
+/** A stock movement that would leave a count below zero. Stock is never negative. */
+public class NegativeStockException extends RuntimeException {
+
+    public NegativeStockException(String message) {
+        super(message);
+    }
+
+    static NegativeStockException moving(String sku, String movement, int quantity, String count, int held) {
+        return new NegativeStockException("cannot " + movement + " " + quantity + " of " + sku + ": " + count + " is " + held);
+    }
+}

@@ -1,0 +1,103 @@
+package dev.ordersaga.inventory.domain;
+
+import jakarta.persistence.Column;
+import jakarta.persistence.Entity;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+
+/**
+ * The counts of one SKU. Units move available -> reserved (reserve), reserved -> available (release) and
+ * reserved -> shipped (consume); no movement leaves a count below zero (and a CHECK in the table says the same).
+ * Callers hold the row lock (SELECT ... FOR UPDATE) while they move units.
+ */
+@Entity
+@Table(name = "stock")
+public class Stock {
+
+    @Id
+    private String sku;
+
+    @Column(nullable = false)
+    private int available;
+
+    @Column(nullable = false)
+    private int reserved;
+
+    @Column(nullable = false)
+    private int shipped;
+
+    protected Stock() {
+    }
+
+    /** A SKU with nothing in stock. */
+    public Stock(String sku) {
+        if (sku == null || sku.isBlank()) {
+            throw new IllegalArgumentException("a SKU is required");
+        }
+        this.sku = sku;
+    }
+
+    /** The warehouse counted its free units: available is set, reserved and shipped units are not touched. */
+    public void adjustAvailableTo(int quantity) {
+        if (quantity < 0) {
+            throw new NegativeStockException("available of " + sku + " cannot be set to " + quantity);
+        }
+        available = quantity;
+    }
+
+    public boolean canReserve(int quantity) {
+        return quantity > 0 && available >= quantity;
+    }
+
+    /** available -> reserved. */
+    public void reserve(int quantity) {
+        requirePositive(quantity);
+        if (available < quantity) {
+            throw NegativeStockException.moving(sku, "reserve", quantity, "available", available);
+        }
+        available -= quantity;
+        reserved = Math.addExact(reserved, quantity);
+    }
+
+    /** reserved -> available: a reservation is undone. */
+    public void release(int quantity) {
+        requirePositive(quantity);
+        if (reserved < quantity) {
+            throw NegativeStockException.moving(sku, "release", quantity, "reserved", reserved);
+        }
+        reserved -= quantity;
+        available = Math.addExact(available, quantity);
+    }
+
+    /** reserved -> shipped: the order was confirmed. */
+    public void consume(int quantity) {
+        requirePositive(quantity);
+        if (reserved < quantity) {
+            throw NegativeStockException.moving(sku, "consume", quantity, "reserved", reserved);
+        }
+        reserved -= quantity;
+        shipped = Math.addExact(shipped, quantity);
+    }
+
+    private static void requirePositive(int quantity) {
+        if (quantity <= 0) {
+            throw new IllegalArgumentException("a quantity to move is positive, not " + quantity);
+        }
+    }
+
+    public String sku() {
+        return sku;
+    }
+
+    public int available() {
+        return available;
+    }
+
+    public int reserved() {
+        return reserved;
+    }
+
+    public int shipped() {
+        return shipped;
+    }
+}

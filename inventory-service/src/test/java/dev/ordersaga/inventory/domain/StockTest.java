@@ -1,0 +1,74 @@
+package dev.ordersaga.inventory.domain;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class StockTest {
+
+    @Test
+    void reserveReleaseAndConsumeMoveUnitsBetweenTheCounts() {
+        Stock stock = stockOf(10);
+        stock.reserve(4);
+        assertThat(counts(stock)).isEqualTo("6/4/0");
+        stock.release(1);
+        assertThat(counts(stock)).isEqualTo("7/3/0");
+        stock.consume(3);
+        assertThat(counts(stock)).isEqualTo("7/0/3");
+    }
+
+    @Test
+    void reservingMoreThanIsAvailableIsRefused() {
+        Stock stock = stockOf(2);
+        assertThat(stock.canReserve(3)).isFalse();
+        assertThatThrownBy(() -> stock.reserve(3))
+                .isInstanceOf(NegativeStockException.class)
+                .hasMessage("cannot reserve 3 of SKU-A: available is 2");
+        assertThat(counts(stock)).isEqualTo("2/0/0");
+    }
+
+    @Test
+    void releasingOrConsumingMoreThanIsReservedIsRefused() {
+        Stock stock = stockOf(5);
+        stock.reserve(2);
+        assertThatThrownBy(() -> stock.release(3)).isInstanceOf(NegativeStockException.class);
+        assertThatThrownBy(() -> stock.consume(3)).isInstanceOf(NegativeStockException.class);
+        assertThat(counts(stock)).isEqualTo("3/2/0");
+    }
+
+    @Test
+    void availableIsNeverSetBelowZero() {
+        Stock stock = stockOf(5);
+        assertThatThrownBy(() -> stock.adjustAvailableTo(-1)).isInstanceOf(NegativeStockException.class);
+        assertThat(counts(stock)).isEqualTo("5/0/0");
+    }
+
+    @Test
+    void adjustingAvailableLeavesReservedAndShippedAlone() {
+        Stock stock = stockOf(5);
+        stock.reserve(2);
+        stock.consume(1);
+        stock.adjustAvailableTo(20);
+        assertThat(counts(stock)).isEqualTo("20/1/1");
+    }
+
+    @Test
+    void onlyPositiveQuantitiesMove() {
+        Stock stock = stockOf(5);
+        assertThat(stock.canReserve(0)).isFalse();
+        assertThatThrownBy(() -> stock.reserve(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> stock.release(-1)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(counts(stock)).isEqualTo("5/0/0");
+    }
+
+    private static Stock stockOf(int available) {
+        Stock stock = new Stock("SKU-A");
+        stock.adjustAvailableTo(available);
+        return stock;
+    }
+
+    private static String counts(Stock stock) {
+        return stock.available() + "/" + stock.reserved() + "/" + stock.shipped();
+    }
+}

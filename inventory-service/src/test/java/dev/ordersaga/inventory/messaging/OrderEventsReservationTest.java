@@ -1,0 +1,250 @@
+package dev.ordersaga.inventory.messaging;
+
+import dev.ordersaga.eventing.EventHeaders;
+import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelled;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.OrderConfirmed;
+import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.events.StockItem;
+import dev.ordersaga.events.StockReleased;
+import dev.ordersaga.events.StockReservationFailed;
+import dev.ordersaga.events.StockReserved;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.inventory.InventoryRows;
+import dev.ordersaga.inventory.application.InventoryService;
+import dev.ordersaga.testing.KafkaTestProducer;
+import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.UUID;
+
+import static dev.ordersaga.inventory.InventoryRows.newSku;
+import static dev.ordersaga.inventory.InventoryRows.orderOf;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** OrderCreated, OrderCancelling and OrderConfirmed from the topic, to the stock rows and the events inventory answers with. */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+class OrderEventsReservationTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private static KafkaTestProducer producer;
+    private static KafkaTopicProbe inventoryEvents;
+
+    @Inject
+    DataSource dataSource;
+
+    @Inject
+    InventoryService inventory;
+
+    private InventoryRows rows;
+
+    @BeforeAll
+    static void connect() {
+        producer = new KafkaTestProducer();
+        inventoryEvents = KafkaTopicProbe.fromNow(Topics.INVENTORY_EVENTS);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        producer.close();
+        inventoryEvents.close();
+    }
+
+    @BeforeEach
+    void readRows() {
+        rows = new InventoryRows(dataSource);
+    }
+
+    @Test
+    void orderWithEnoughStockIsReserved() throws Exception {
+        String mug = stocked("mug", 5);
+        String tea = stocked("tea", 3);
+        UUID orderId = UUID.randomUUID();
+        EventEnvelope<OrderCreated> created = send(orderId, orderOf(mug, 2, tea, 3));
+
+        EventEnvelope<SagaEvent> answer = awaitEvent(orderId, "StockReserved");
+
+        assertThat(answer.causationId()).isEqualTo(created.eventId());
+        assertThat(answer.correlationId()).isEqualTo(created.correlationId());
+        StockReserved reserved = (StockReserved) answer.payload();
+        assertThat(reserved.items()).containsExactlyInAnyOrder(new StockItem(mug, 2), new StockItem(tea, 3));
+        assertThat(reserved.reservationId()).isEqualTo(rows.reservationId(orderId));
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("RESERVED");
+        assertThat(rows.stock(mug)).isEqualTo("3/2/0");
+        assertThat(rows.stock(tea)).isEqualTo("0/3/0");
+        assertThat(rows.count("SELECT count(*) FROM order_sighting WHERE order_id = ?", orderId)).isEqualTo(1);
+    }
+
+    @Test
+    void orderShortOfOneLineReservesNothing() throws Exception {
+        String mug = stocked("mug", 5);
+        String tea = stocked("tea", 1);
+        String bystander = stocked("bystander", 7);
+        UUID orderId = UUID.randomUUID();
+        EventEnvelope<OrderCreated> created = send(orderId, orderOf(mug, 2, tea, 3));
+
+        EventEnvelope<SagaEvent> answer = awaitEvent(orderId, "StockReservationFailed");
+
+        assertThat(answer.causationId()).isEqualTo(created.eventId());
+        assertThat(answer.correlationId()).isEqualTo(created.correlationId());
+        StockReservationFailed failed = (StockReservationFailed) answer.payload();
+        assertThat(failed.reason()).isEqualTo("insufficient stock");
+        assertThat(failed.unavailableSkus()).containsExactly(tea);
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("FAILED");
+        assertThat(rows.reservationItems(orderId)).isEmpty();
+        assertThat(rows.stock(mug)).as("all or nothing: the line that was available is not held").isEqualTo("5/0/0");
+        assertThat(rows.stock(tea)).isEqualTo("1/0/0");
+        assertThat(rows.stock(bystander)).isEqualTo("7/0/0");
+    }
+
+    @Test
+    void cancelAfterReservationReleasesTheStock() throws Exception {
+        String mug = stocked("mug", 4);
+        UUID orderId = UUID.randomUUID();
+        send(orderId, orderOf(mug, 3));
+        StockReserved reserved = (StockReserved) awaitEvent(orderId, "StockReserved").payload();
+        assertThat(rows.stock(mug)).isEqualTo("1/3/0");
+
+        EventEnvelope<OrderCancelling> cancelling = send(orderId, new OrderCancelling("payment declined", "saga"));
+
+        EventEnvelope<SagaEvent> answer = awaitEvent(orderId, "StockReleased");
+        assertThat(answer.causationId()).isEqualTo(cancelling.eventId());
+        assertThat(answer.correlationId()).isEqualTo(cancelling.correlationId());
+        StockReleased released = (StockReleased) answer.payload();
+        assertThat(released.reservationId()).isEqualTo(reserved.reservationId());
+        assertThat(released.items()).containsExactly(new StockItem(mug, 3));
+        assertThat(rows.stock(mug)).isEqualTo("4/0/0");
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("RELEASED");
+    }
+
+    @Test
+    void cancellingTwiceIsAnsweredOnce() throws Exception {
+        String mug = stocked("mug", 4);
+        UUID orderId = UUID.randomUUID();
+        send(orderId, orderOf(mug, 3));
+        send(orderId, new OrderCancelling("customer", "customer"));
+        awaitEvent(orderId, "StockReleased");
+
+        // the same fact again, as a new event: nothing is left to release and nothing is answered
+        send(orderId, new OrderCancelling("customer", "customer"));
+        EventEnvelope<OrderCancelled> marker = send(orderId, new OrderCancelled("customer"));
+        await().atMost(TIMEOUT).until(() -> rows.inboxHas(marker.eventId()));
+
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+                .until(() -> events(orderId, "StockReleased"), n -> n == 1);
+        assertThat(rows.stock(mug)).isEqualTo("4/0/0");
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("RELEASED");
+    }
+
+    @Test
+    void cancelAfterFailedReservationReleasesNothing() throws Exception {
+        String unstocked = newSku("none");
+        UUID orderId = UUID.randomUUID();
+        send(orderId, orderOf(unstocked, 1));
+        awaitEvent(orderId, "StockReservationFailed");
+
+        EventEnvelope<OrderCancelling> cancelling = send(orderId, new OrderCancelling("insufficient stock", "saga"));
+
+        EventEnvelope<SagaEvent> answer = awaitEvent(orderId, "StockReleased");
+        assertThat(answer.causationId()).isEqualTo(cancelling.eventId());
+        StockReleased released = (StockReleased) answer.payload();
+        assertThat(released.items()).isEmpty();
+        assertThat(released.reservationId()).isEqualTo(rows.reservationId(orderId));
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("RELEASED");
+        assertThat(rows.stock(unstocked)).as("an unknown SKU is not created").isNull();
+    }
+
+    @Test
+    void cancelOfAnOrderNeverSeenIsAnsweredWithNothingReleased() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        send(orderId, new OrderCancelling("customer", "customer"));
+
+        StockReleased released = (StockReleased) awaitEvent(orderId, "StockReleased").payload();
+
+        assertThat(released.items()).isEmpty();
+        assertThat(released.reservationId()).isEqualTo(rows.reservationId(orderId));
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("RELEASED");
+    }
+
+    @Test
+    void confirmationShipsTheReservedStock() throws Exception {
+        String mug = stocked("mug", 10);
+        UUID orderId = UUID.randomUUID();
+        send(orderId, orderOf(mug, 2));
+        awaitEvent(orderId, "StockReserved");
+
+        send(orderId, new OrderConfirmed(new BigDecimal("2.00"), "EUR"));
+
+        await().atMost(TIMEOUT).until(() -> rows.reservationStatus(orderId), "CONSUMED"::equals);
+        assertThat(rows.stock(mug)).isEqualTo("8/0/2");
+    }
+
+    @Test
+    void confirmationOfAnOrderWithoutReservationIsSkipped() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        EventEnvelope<OrderConfirmed> confirmed = send(orderId, new OrderConfirmed(new BigDecimal("2.00"), "EUR"));
+
+        await().atMost(TIMEOUT).until(() -> rows.inboxHas(confirmed.eventId()));
+        assertThat(rows.reservationStatus(orderId)).isNull();
+    }
+
+    @Test
+    void duplicateOrderCreatedMakesOneReservation() throws Exception {
+        String mug = stocked("mug", 10);
+        UUID orderId = UUID.randomUUID();
+        EventEnvelope<OrderCreated> created = EventEnvelope.of(orderId, "dup-" + orderId, null, orderOf(mug, 2));
+        producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(created));
+        producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(created));
+        // same key, applied in order: once the marker is in the inbox, the duplicate was handled
+        EventEnvelope<OrderCancelled> marker = send(orderId, new OrderCancelled("marker"));
+
+        await().atMost(TIMEOUT).until(() -> rows.inboxHas(marker.eventId()));
+        assertThat(rows.count("SELECT count(*) FROM reservation WHERE order_id = ?", orderId)).isEqualTo(1);
+        assertThat(rows.reservationItems(orderId)).isEqualTo(mug + "=2");
+        assertThat(rows.stock(mug)).as("reserved once").isEqualTo("8/2/0");
+        assertThat(rows.count("SELECT count(*) FROM order_sighting WHERE order_id = ?", orderId)).isEqualTo(1);
+        assertThat(awaitEvent(orderId, "StockReserved").causationId()).isEqualTo(created.eventId());
+    }
+
+    private String stocked(String name, int available) {
+        String sku = newSku(name);
+        inventory.setAvailable(sku, available);
+        return sku;
+    }
+
+    private <E extends SagaEvent> EventEnvelope<E> send(UUID orderId, E event) {
+        EventEnvelope<E> envelope = EventEnvelope.of(orderId, "test-" + orderId, null, event);
+        producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(envelope));
+        return envelope;
+    }
+
+    private static EventEnvelope<SagaEvent> awaitEvent(UUID orderId, String type) {
+        KafkaTopicProbe.Received received = inventoryEvents.await(
+                r -> orderId.toString().equals(r.key()) && type.equals(r.header(EventHeaders.EVENT_TYPE)), TIMEOUT);
+        EventEnvelope<SagaEvent> envelope = EventCodec.decode(received.value());
+        assertThat(envelope.orderId()).isEqualTo(orderId);
+        assertThat(envelope.type()).isEqualTo(type);
+        return envelope;
+    }
+
+    private static long events(UUID orderId, String type) {
+        return inventoryEvents.matching(
+                r -> orderId.toString().equals(r.key()) && type.equals(r.header(EventHeaders.EVENT_TYPE))).size();
+    }
+}

@@ -1,0 +1,119 @@
+package dev.ordersaga.inventory.rest;
+
+import dev.ordersaga.inventory.InventoryRows;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.contains;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+class StockResourceTest {
+
+    @Inject
+    DataSource dataSource;
+
+    @Test
+    void putCreatesTheSkuAndGetShowsIt() throws Exception {
+        String sku = InventoryRows.newSku("put");
+        given().contentType(ContentType.JSON).body("{\"quantity\": 7}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(200)
+                .contentType(ContentType.JSON)
+                .body("sku", equalTo(sku))
+                .body("available", equalTo(7))
+                .body("reserved", equalTo(0))
+                .body("shipped", equalTo(0));
+
+        given().when().get("/stock/" + sku)
+                .then().statusCode(200)
+                .body("sku", equalTo(sku))
+                .body("available", equalTo(7))
+                .body("reserved", equalTo(0))
+                .body("shipped", equalTo(0));
+        assertThat(new InventoryRows(dataSource).stock(sku)).isEqualTo("7/0/0");
+    }
+
+    @Test
+    void putAgainSetsTheAvailableUnits() throws Exception {
+        String sku = InventoryRows.newSku("reput");
+        given().contentType(ContentType.JSON).body("{\"quantity\": 7}").when().put("/stock/" + sku).then().statusCode(200);
+        given().contentType(ContentType.JSON).body("{\"quantity\": 0}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(200)
+                .body("available", equalTo(0));
+        assertThat(new InventoryRows(dataSource).stock(sku)).isEqualTo("0/0/0");
+    }
+
+    @Test
+    void negativeQuantityIsRejectedWithProblemDetails() throws Exception {
+        String sku = InventoryRows.newSku("negative");
+        given().contentType(ContentType.JSON).body("{\"quantity\": -1}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Invalid request"))
+                .body("status", equalTo(400))
+                .body("violations.field", contains("quantity"));
+        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing created").isNull();
+    }
+
+    @Test
+    void missingQuantityIsRejectedWithProblemDetails() {
+        given().contentType(ContentType.JSON).body("{}")
+                .when().put("/stock/" + InventoryRows.newSku("missing"))
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("violations.field", contains("quantity"));
+    }
+
+    @Test
+    void malformedOrMissingBodyIsRejectedWithProblemDetails() {
+        String sku = InventoryRows.newSku("malformed");
+        given().contentType(ContentType.JSON).body("{\"quantity\": \"many\"}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Malformed JSON"))
+                .body("status", equalTo(400));
+        given().contentType(ContentType.JSON).body("{\"quantity\": ")
+                .when().put("/stock/" + sku)
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("status", equalTo(400));
+        given().contentType(ContentType.JSON)
+                .when().put("/stock/" + sku)
+                .then().statusCode(400)
+                .contentType("application/problem+json");
+    }
+
+    @Test
+    void overlongSkuIsRejectedWithProblemDetails() {
+        given().contentType(ContentType.JSON).body("{\"quantity\": 1}")
+                .when().put("/stock/" + "S".repeat(65))
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Invalid request"));
+    }
+
+    @Test
+    void unknownSkuIsNotFound() {
+        String sku = InventoryRows.newSku("unknown");
+        given().when().get("/stock/" + sku)
+                .then().statusCode(404)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Stock not found"))
+                .body("status", equalTo(404))
+                .body("detail", containsString(sku));
+    }
+}
