@@ -1,0 +1,267 @@
+package dev.ordersaga.payment.application;
+
+import dev.ordersaga.eventing.OutboxWriter;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.PaymentEvent;
+import dev.ordersaga.events.StockReserved;
+import dev.ordersaga.payment.domain.Backoff;
+import dev.ordersaga.payment.domain.Payment;
+import dev.ordersaga.payment.domain.PaymentStatus;
+import dev.ordersaga.payment.persistence.PaymentRepository;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
+import jakarta.inject.Inject;
+import jakarta.transaction.Transactional;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * One transactional method per incoming event and per provider outcome: load (locked), call the state machine,
+ * hand its events to the outbox in the same transaction. It never sets a status itself and never calls the
+ * provider: a payment that owes the provider a call is made due here and picked up by {@link PaymentWorker} once
+ * the transaction committed.
+ *
+ * <p>Every method runs inside a {@link dev.ordersaga.eventing.Correlation} scope opened by its caller (the inbox for
+ * events, the worker and the webhook from the payment's persisted correlation).
+ */
+@ApplicationScoped
+public class PaymentService {
+
+    private static final Logger LOG = Logger.getLogger(PaymentService.class);
+
+    @Inject
+    PaymentRepository payments;
+
+    @Inject
+    OutboxWriter outbox;
+
+    @Inject
+    Event<PaymentDue> due;
+
+    @ConfigProperty(name = "payment.retry.base-delay", defaultValue = "200ms")
+    Duration retryBaseDelay;
+
+    @ConfigProperty(name = "payment.retry.max-delay", defaultValue = "10s")
+    Duration retryMaxDelay;
+
+    /** How long a claimed payment is withheld from other workers while its provider call runs. */
+    @ConfigProperty(name = "payment.worker.lease", defaultValue = "30s")
+    Duration lease;
+
+    private Backoff backoff;
+
+    @PostConstruct
+    void init() {
+        backoff = new Backoff(retryBaseDelay, retryMaxDelay);
+    }
+
+    /** What the webhook needs to resolve a charge in its saga's correlation scope. */
+    public record ChargeRef(UUID paymentId, UUID orderId, String correlationId, UUID causedByEventId) {
+    }
+
+    // ---- incoming events (in the consumer's transaction, after the inbox claimed the event) ----
+
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
+        Instant now = Instant.now();
+        payments.lockOrder(event.orderId());
+        Optional<Payment> existing = payments.findByOrderIdForUpdate(event.orderId());
+        Payment payment;
+        if (existing.isPresent()) {
+            payment = existing.get();
+            boolean wasKnown = payment.orderKnown();
+            payment.noteOrderCreated(created.total(), created.currency(), created.paymentToken(), event.eventId(), now);
+            if (wasKnown) {
+                LOG.infof("OrderCreated for order %s again: payment %s is %s already, nothing to do", event.orderId(),
+                        payment.id(), payment.status());
+            } else {
+                LOG.infof("Order %s known now (%s %s), stock was reserved before: payment %s is %s", event.orderId(),
+                        payment.amount(), payment.currency(), payment.id(), payment.status());
+            }
+        } else {
+            payment = Payment.forOrder(event.orderId(), created.total(), created.currency(), created.paymentToken(),
+                    event.correlationId(), event.eventId(), now);
+            payments.persist(payment);
+            LOG.infof("Payment %s of order %s opened: %s %s, waiting for the stock reservation", payment.id(),
+                    event.orderId(), payment.amount(), payment.currency());
+        }
+        afterTransition(payment, List.of(), now);
+    }
+
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void onStockReserved(EventEnvelope<?> event, StockReserved reserved) {
+        Instant now = Instant.now();
+        payments.lockOrder(event.orderId());
+        Optional<Payment> existing = payments.findByOrderIdForUpdate(event.orderId());
+        if (existing.isEmpty()) {
+            Payment payment = Payment.beforeOrderCreated(event.orderId(), event.correlationId(), event.eventId(), now);
+            payment.noteStockReserved(event.eventId(), now);
+            payments.persist(payment);
+            LOG.infof("Stock of order %s reserved (%s) before the order is known here: recorded, charging once "
+                    + "OrderCreated arrives", event.orderId(), reserved.reservationId());
+            return;
+        }
+        Payment payment = existing.get();
+        PaymentStatus before = payment.status();
+        payment.noteStockReserved(event.eventId(), now);
+        if (payment.status() == PaymentStatus.CHARGING && before == PaymentStatus.PENDING) {
+            LOG.infof("Stock of order %s reserved: charging %s %s (payment %s)", event.orderId(), payment.amount(),
+                    payment.currency(), payment.id());
+        } else if (before == PaymentStatus.CANCELLED) {
+            LOG.infof("Stock of order %s reserved after the order was cancelled: payment %s is never charged",
+                    event.orderId(), payment.id());
+        } else {
+            LOG.infof("Stock of order %s reserved again: payment %s is %s, nothing to do", event.orderId(), payment.id(),
+                    payment.status());
+        }
+        afterTransition(payment, List.of(), now);
+    }
+
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling) {
+        Instant now = Instant.now();
+        payments.lockOrder(event.orderId());
+        Payment payment = payments.findByOrderIdForUpdate(event.orderId()).orElse(null);
+        if (payment == null) {
+            // cannot happen in the saga (OrderCreated precedes it on the same partition); tolerated: answered with
+            // nothing to refund, and recorded, so that nothing is ever charged for this order afterwards
+            payment = Payment.beforeOrderCreated(event.orderId(), event.correlationId(), event.eventId(), now);
+            payments.persist(payment);
+            LOG.infof("OrderCancelling for order %s that payment never heard of: recorded as cancelled", event.orderId());
+        }
+        PaymentStatus before = payment.status();
+        List<PaymentEvent> events = payment.requestCancellation(event.eventId(), now);
+        LOG.infof("Order %s cancelling (%s): payment %s %s -> %s%s", event.orderId(), cancelling.reason(), payment.id(),
+                before, payment.status(), describe(payment, events));
+        afterTransition(payment, events, now);
+    }
+
+    // ---- provider outcomes (worker, webhook): each in its own transaction ----
+
+    @Transactional
+    public void recordChargeSucceeded(UUID paymentId, String chargeId) {
+        Instant now = Instant.now();
+        Payment payment = load(paymentId);
+        PaymentStatus before = payment.status();
+        List<PaymentEvent> events = payment.chargeSucceeded(chargeId, now);
+        if (events.isEmpty()) {
+            LOG.infof("Charge %s of order %s succeeded: known already (%s)", chargeId, payment.orderId(), before);
+        } else if (before == PaymentStatus.CHARGING) {
+            LOG.infof("Charge %s of order %s succeeded: %s %s%s", chargeId, payment.orderId(), payment.amount(),
+                    payment.currency(), payment.status() == PaymentStatus.REFUNDING ? "; the order is cancelling: refunding" : "");
+        } else {
+            LOG.warnf("Charge %s of order %s settled late (payment was %s): reported and refunded at once", chargeId,
+                    payment.orderId(), before);
+        }
+        afterTransition(payment, events, now);
+    }
+
+    @Transactional
+    public void recordChargeDeclined(UUID paymentId, String reason) {
+        Instant now = Instant.now();
+        Payment payment = load(paymentId);
+        PaymentStatus before = payment.status();
+        List<PaymentEvent> events = payment.chargeDeclined(reason, now);
+        if (events.isEmpty()) {
+            LOG.infof("Charge of order %s declined (%s): nothing to do, payment is %s", payment.orderId(), reason, before);
+        } else {
+            LOG.infof("Charge of order %s declined: %s%s", payment.orderId(), reason, describe(payment, events));
+        }
+        afterTransition(payment, events, now);
+    }
+
+    /** @return the number of the attempt that got no answer; 0 if the charge was resolved meanwhile */
+    @Transactional
+    public int recordChargeUnresolved(UUID paymentId) {
+        Instant now = Instant.now();
+        Payment payment = load(paymentId);
+        int attempt = payment.chargeUnresolved(now, backoff);
+        afterTransition(payment, List.of(), now);
+        return attempt;
+    }
+
+    @Transactional
+    public void recordRefundSucceeded(UUID paymentId, String refundId) {
+        Instant now = Instant.now();
+        Payment payment = load(paymentId);
+        List<PaymentEvent> events = payment.refundSucceeded(refundId, now);
+        if (!events.isEmpty()) {
+            LOG.infof("Refund %s of order %s succeeded: %s %s returned", refundId, payment.orderId(), payment.amount(),
+                    payment.currency());
+        }
+        afterTransition(payment, events, now);
+    }
+
+    /** @return the number of the refund attempt that failed; 0 if the refund succeeded meanwhile */
+    @Transactional
+    public int recordRefundFailed(UUID paymentId) {
+        Instant now = Instant.now();
+        Payment payment = load(paymentId);
+        int attempt = payment.refundFailed(now, backoff);
+        afterTransition(payment, List.of(), now);
+        return attempt;
+    }
+
+    // ---- work for the worker ----
+
+    /** Claims up to {@code limit} due payments (skipping rows other replicas hold) for provider calls. */
+    @Transactional
+    public List<PaymentTask> claimDue(int limit) {
+        Instant now = Instant.now();
+        return payments.claimDue(now, now.plus(lease), limit).stream()
+                .map(id -> PaymentTask.of(payments.findById(id)))
+                .toList();
+    }
+
+    /** Claims one payment, if it is due and no other worker holds it. */
+    @Transactional
+    public Optional<PaymentTask> claim(UUID paymentId) {
+        Instant now = Instant.now();
+        return payments.claimIfDue(paymentId, now, now.plus(lease)).map(id -> PaymentTask.of(payments.findById(id)));
+    }
+
+    @Transactional
+    public Optional<ChargeRef> findCharge(String idempotencyKey) {
+        UUID paymentId;
+        try {
+            paymentId = UUID.fromString(idempotencyKey);
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+        return payments.findByIdOptional(paymentId)
+                .map(p -> new ChargeRef(p.id(), p.orderId(), p.correlationId(), p.causedByEventId()));
+    }
+
+    @Transactional
+    public Optional<Payment> findByOrderId(UUID orderId) {
+        return payments.findByOrderId(orderId);
+    }
+
+    private Payment load(UUID paymentId) {
+        return payments.findByIdForUpdate(paymentId)
+                .orElseThrow(() -> new IllegalStateException("no payment " + paymentId));
+    }
+
+    private void afterTransition(Payment payment, List<PaymentEvent> events, Instant now) {
+        events.forEach(event -> outbox.publish(payment.orderId(), event));
+        if (payment.status().awaitsProvider() && payment.nextAttemptAt() != null) {
+            due.fire(new PaymentDue(payment.id(), payment.nextAttemptAt()));
+        }
+    }
+
+    private static String describe(Payment payment, List<PaymentEvent> events) {
+        if (events.isEmpty()) {
+            return payment.status() == PaymentStatus.CHARGING ? " (cancel requested: answered once the charge resolves)" : "";
+        }
+        return ", emitting " + String.join(", ", events.stream().map(e -> e.getClass().getSimpleName()).toList());
+    }
+}

@@ -1,0 +1,21 @@
+package dev.ordersaga.payment.application;
+
+import dev.ordersaga.payment.domain.Payment;
+
+import java.math.BigDecimal;
+import java.util.UUID;
+
+/**
+ * What a worker needs to make one provider call for a claimed payment, read in the claiming transaction so that
+ * the call itself runs with no transaction and no managed entity.
+ */
+public record PaymentTask(UUID paymentId, UUID orderId, Payment.ProviderCall call, BigDecimal amount, String currency,
+                          String paymentToken, String chargeId, String chargeIdempotencyKey,
+                          String refundIdempotencyKey, String correlationId, UUID causedByEventId) {
+
+    static PaymentTask of(Payment payment) {
+        return new PaymentTask(payment.id(), payment.orderId(), payment.nextCall(), payment.amount(), payment.currency(),
+                payment.paymentToken(), payment.providerChargeId(), payment.idempotencyKey(),
+                payment.refundIdempotencyKey(), payment.correlationId(), payment.causedByEventId());
+    }
+}

@@ -1,0 +1,480 @@
+package dev.ordersaga.payment.domain;
+
+import dev.ordersaga.events.PaymentEvent;
+import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentRefunded;
+import dev.ordersaga.events.PaymentSucceeded;
+import jakarta.persistence.Column;
+import jakarta.persistence.Entity;
+import jakarta.persistence.EnumType;
+import jakarta.persistence.Enumerated;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import jakarta.persistence.Version;
+
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * The payment of one order and its state machine. Every transition is a method named after the fact it records;
+ * it checks the current state with a switch and returns the events to publish, which the caller hands to the
+ * outbox in the same transaction. No other class sets the status.
+ *
+ * <pre>
+ * PENDING -> CHARGING -> SUCCEEDED | DECLINED
+ * SUCCEEDED -> REFUNDING -> REFUNDED
+ * PENDING -> CANCELLED
+ * DECLINED | CANCELLED -> REFUNDING   (a late settlement: the provider charged after all, refunded at once)
+ * </pre>
+ *
+ * <p>The charge needs two facts, OrderCreated (amount, token) and StockReserved, which come on different topics in
+ * any order. A payment created by StockReserved is PENDING without an amount until OrderCreated fills it in.
+ *
+ * <p>While CHARGING or REFUNDING a call to the provider is owed; {@code nextAttemptAt} says when (persisted, so
+ * that a restart neither loses nor resets the schedule) and {@link #nextCall()} says which. A charge that got no
+ * answer is resolved by asking the provider for its status, never by a blind new charge; the payment id is the
+ * charge's idempotency key.
+ */
+@Entity
+@Table(name = "payment")
+public class Payment {
+
+    /** What the worker owes the provider for this payment now. */
+    public enum ProviderCall {
+        /** first attempt: POST the charge */
+        CHARGE,
+        /** an earlier charge got no answer: ask for its status (and charge again with the same key if unknown) */
+        CHARGE_STATUS,
+        /** POST the refund (same idempotency key on every attempt) */
+        REFUND,
+        NONE
+    }
+
+    @Id
+    private UUID id;
+
+    @Column(name = "order_id", nullable = false, unique = true)
+    private UUID orderId;
+
+    @Enumerated(EnumType.STRING)
+    @Column(nullable = false)
+    private PaymentStatus status;
+
+    /** null until OrderCreated is known */
+    @Column(precision = 19, scale = 4)
+    private BigDecimal amount;
+
+    @Column(length = 3)
+    private String currency;
+
+    /** the provider's opaque token from OrderCreated, never card data */
+    @Column(name = "payment_token")
+    private String paymentToken;
+
+    @Column(name = "stock_reserved", nullable = false)
+    private boolean stockReserved;
+
+    /** OrderCancelling arrived while the charge was in flight: answer once it resolved (refund first if it succeeded) */
+    @Column(name = "cancel_requested", nullable = false)
+    private boolean cancelRequested;
+
+    /** a PaymentRefunded has been emitted: the order's cancellation is answered */
+    @Column(name = "refund_answered", nullable = false)
+    private boolean refundAnswered;
+
+    @Column(name = "provider_charge_id")
+    private String providerChargeId;
+
+    @Column(name = "provider_refund_id")
+    private String providerRefundId;
+
+    @Column(name = "decline_reason")
+    private String declineReason;
+
+    /** provider calls of the current phase (charging, or refunding) that got no usable answer */
+    @Column(nullable = false)
+    private int attempts;
+
+    /** when the worker owes the provider a call; null when it owes nothing */
+    @Column(name = "next_attempt_at")
+    private Instant nextAttemptAt;
+
+    @Column(name = "correlation_id", nullable = false)
+    private String correlationId;
+
+    /** the event that started the current step: the causation id of what the worker publishes */
+    @Column(name = "caused_by_event_id", nullable = false)
+    private UUID causedByEventId;
+
+    @Column(name = "created_at", nullable = false)
+    private Instant createdAt;
+
+    @Column(name = "updated_at", nullable = false)
+    private Instant updatedAt;
+
+    @Version
+    private long version;
+
+    protected Payment() {
+    }
+
+    /** OrderCreated came first: PENDING, waiting for StockReserved. */
+    public static Payment forOrder(UUID orderId, BigDecimal amount, String currency, String paymentToken,
+                                   String correlationId, UUID eventId, Instant now) {
+        Payment payment = new Payment(orderId, correlationId, eventId, now);
+        payment.fillOrder(amount, currency, paymentToken);
+        return payment;
+    }
+
+    /**
+     * Another fact came before OrderCreated (StockReserved, or — tolerated, though OrderCreated precedes it on its
+     * partition — OrderCancelling): PENDING without an amount. The caller then records that fact on it; nothing is
+     * charged before OrderCreated fills in the amount.
+     */
+    public static Payment beforeOrderCreated(UUID orderId, String correlationId, UUID eventId, Instant now) {
+        return new Payment(orderId, correlationId, eventId, now);
+    }
+
+    private Payment(UUID orderId, String correlationId, UUID eventId, Instant now) {
+        this.id = UUID.randomUUID();
+        this.orderId = Objects.requireNonNull(orderId, "orderId");
+        this.correlationId = Objects.requireNonNull(correlationId, "correlationId");
+        this.causedByEventId = Objects.requireNonNull(eventId, "eventId");
+        this.status = PaymentStatus.PENDING;
+        this.createdAt = now;
+        this.updatedAt = now;
+    }
+
+    /**
+     * OrderCreated for a payment that StockReserved created: fills in what to charge and, the stock being
+     * reserved, starts charging. A repeat of the fact (the order is known already) changes nothing.
+     */
+    public void noteOrderCreated(BigDecimal amount, String currency, String paymentToken, UUID eventId, Instant now) {
+        if (orderKnown()) {
+            return;
+        }
+        fillOrder(amount, currency, paymentToken);
+        updatedAt = now;
+        if (status == PaymentStatus.PENDING && stockReserved) {
+            startCharging(eventId, now);
+        }
+    }
+
+    /**
+     * StockReserved: PENDING -> CHARGING once the order is known. A payment that was CANCELLED first never charges;
+     * in any later state it is a repeat of the fact. Never refused: the stock is reserved, whatever we did.
+     */
+    public void noteStockReserved(UUID eventId, Instant now) {
+        switch (status) {
+            case PENDING -> {
+                stockReserved = true;
+                updatedAt = now;
+                if (orderKnown()) {
+                    startCharging(eventId, now);
+                }
+            }
+            case CANCELLED -> {
+                stockReserved = true;
+                updatedAt = now;
+            }
+            case CHARGING, SUCCEEDED, DECLINED, REFUNDING, REFUNDED -> {
+                // the stock was reserved before: a repeat of the fact
+            }
+        }
+    }
+
+    /**
+     * OrderCancelling. Answers exactly once with PaymentRefunded: at once when nothing was charged (amount 0), after
+     * the refund when something was, after the charge resolved when it is in flight.
+     */
+    public List<PaymentEvent> requestCancellation(UUID eventId, Instant now) {
+        List<PaymentEvent> events = new ArrayList<>();
+        switch (status) {
+            case PENDING -> {
+                moveTo(PaymentStatus.CANCELLED, now);
+                events.add(answerNothingToRefund());
+            }
+            case CHARGING -> {
+                // the charge in flight is the current step: answered (refunded first if it succeeds) once it resolves
+                cancelRequested = true;
+                updatedAt = now;
+            }
+            case SUCCEEDED -> {
+                cancelRequested = true;
+                startRefunding(eventId, now);
+            }
+            case DECLINED -> {
+                cancelRequested = true;
+                updatedAt = now;
+                if (!refundAnswered) {
+                    events.add(answerNothingToRefund());
+                }
+            }
+            case REFUNDING, REFUNDED, CANCELLED -> {
+                // answered already (or the refund under way answers it): a repeat of the fact
+                cancelRequested = true;
+            }
+        }
+        return events;
+    }
+
+    /**
+     * The provider says the charge succeeded (charge answer, status query or webhook): CHARGING -> SUCCEEDED, and on
+     * to REFUNDING if the order is being cancelled. For a payment we took as DECLINED or CANCELLED this is a late
+     * settlement: the money moved, so it is reported and refunded at once. A repeat changes nothing.
+     */
+    public List<PaymentEvent> chargeSucceeded(String chargeId, Instant now) {
+        Objects.requireNonNull(chargeId, "chargeId");
+        List<PaymentEvent> events = new ArrayList<>();
+        switch (status) {
+            case CHARGING -> {
+                providerChargeId = chargeId;
+                moveTo(PaymentStatus.SUCCEEDED, now);
+                events.add(new PaymentSucceeded(id.toString(), amount(), currency, chargeId));
+                if (cancelRequested) {
+                    startRefunding(causedByEventId, now);
+                }
+            }
+            case DECLINED, CANCELLED -> {
+                providerChargeId = chargeId;
+                events.add(new PaymentSucceeded(id.toString(), amount(), currency, chargeId));
+                startRefunding(causedByEventId, now);
+            }
+            case SUCCEEDED, REFUNDING, REFUNDED -> {
+                // known already: the webhook and the status query may both report it
+            }
+            case PENDING -> throw new IllegalTransitionException(status, "chargeSucceeded");
+        }
+        return events;
+    }
+
+    /**
+     * The provider declined the charge: CHARGING -> DECLINED with PaymentFailed, and the cancellation answered at once
+     * if it was requested meanwhile. A decline after a success is stale (a settled charge stays settled).
+     */
+    public List<PaymentEvent> chargeDeclined(String reason, Instant now) {
+        List<PaymentEvent> events = new ArrayList<>();
+        switch (status) {
+            case CHARGING -> {
+                declineReason = reason;
+                moveTo(PaymentStatus.DECLINED, now);
+                events.add(new PaymentFailed(id.toString(), reason));
+                if (cancelRequested) {
+                    events.add(answerNothingToRefund());
+                }
+            }
+            case SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED -> {
+                // a repeat, or stale news of a charge that settled since
+            }
+            case PENDING -> throw new IllegalTransitionException(status, "chargeDeclined");
+        }
+        return events;
+    }
+
+    /**
+     * The charge call got no usable answer (timeout, 5xx, connection error). That is never a decline: the payment
+     * stays CHARGING and the provider is asked for the charge's status after a backoff.
+     *
+     * @return the number of the attempt that failed; 0 if the charge was resolved meanwhile
+     */
+    public int chargeUnresolved(Instant now, Backoff backoff) {
+        switch (status) {
+            case CHARGING -> {
+                return retryLater(now, backoff);
+            }
+            case SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED -> {
+                return 0;
+            }
+            default -> throw new IllegalTransitionException(status, "chargeUnresolved");
+        }
+    }
+
+    /** The provider refunded the charge: REFUNDING -> REFUNDED with PaymentRefunded. A repeat changes nothing. */
+    public List<PaymentEvent> refundSucceeded(String refundId, Instant now) {
+        Objects.requireNonNull(refundId, "refundId");
+        List<PaymentEvent> events = new ArrayList<>();
+        switch (status) {
+            case REFUNDING -> {
+                providerRefundId = refundId;
+                moveTo(PaymentStatus.REFUNDED, now);
+                refundAnswered = true;
+                events.add(new PaymentRefunded(id.toString(), amount(), currency, refundId));
+            }
+            case REFUNDED -> {
+                // a repeat
+            }
+            default -> throw new IllegalTransitionException(status, "refundSucceeded");
+        }
+        return events;
+    }
+
+    /**
+     * The refund failed: a failed compensation. It stays REFUNDING and is tried again after a backoff, forever.
+     *
+     * @return the number of the attempt that failed; 0 if the refund succeeded meanwhile
+     */
+    public int refundFailed(Instant now, Backoff backoff) {
+        switch (status) {
+            case REFUNDING -> {
+                return retryLater(now, backoff);
+            }
+            case REFUNDED -> {
+                return 0;
+            }
+            default -> throw new IllegalTransitionException(status, "refundFailed");
+        }
+    }
+
+    /** Which provider call the worker owes now. */
+    public ProviderCall nextCall() {
+        return switch (status) {
+            case CHARGING -> attempts == 0 ? ProviderCall.CHARGE : ProviderCall.CHARGE_STATUS;
+            case REFUNDING -> ProviderCall.REFUND;
+            case PENDING, SUCCEEDED, DECLINED, REFUNDED, CANCELLED -> ProviderCall.NONE;
+        };
+    }
+
+    /** A provider call is owed and its time has come. */
+    public boolean isDue(Instant now) {
+        return status.awaitsProvider() && nextAttemptAt != null && !nextAttemptAt.isAfter(now);
+    }
+
+    private void startCharging(UUID eventId, Instant now) {
+        causedByEventId = eventId;
+        attempts = 0;
+        nextAttemptAt = now;
+        moveTo(PaymentStatus.CHARGING, now);
+    }
+
+    private void startRefunding(UUID eventId, Instant now) {
+        causedByEventId = eventId;
+        attempts = 0;
+        nextAttemptAt = now;
+        moveTo(PaymentStatus.REFUNDING, now);
+    }
+
+    private int retryLater(Instant now, Backoff backoff) {
+        attempts++;
+        nextAttemptAt = now.plus(backoff.delayAfter(attempts));
+        updatedAt = now;
+        return attempts;
+    }
+
+    private PaymentRefunded answerNothingToRefund() {
+        refundAnswered = true;
+        return new PaymentRefunded(id.toString(), BigDecimal.ZERO.setScale(2), currency, null);
+    }
+
+    private void fillOrder(BigDecimal amount, String currency, String paymentToken) {
+        this.amount = Objects.requireNonNull(amount, "amount");
+        this.currency = Objects.requireNonNull(currency, "currency");
+        this.paymentToken = paymentToken;
+    }
+
+    private void moveTo(PaymentStatus next, Instant now) {
+        status = next;
+        if (!next.awaitsProvider()) {
+            nextAttemptAt = null;
+        }
+        updatedAt = now;
+    }
+
+    /** Money as the order stated it: at least two decimals, no trailing zeros beyond (the column keeps four). */
+    private static BigDecimal money(BigDecimal value) {
+        if (value == null) {
+            return null;
+        }
+        BigDecimal stripped = value.stripTrailingZeros();
+        return stripped.scale() < 2 ? stripped.setScale(2) : stripped;
+    }
+
+    public UUID id() {
+        return id;
+    }
+
+    /** The charge's idempotency key at the provider. */
+    public String idempotencyKey() {
+        return id.toString();
+    }
+
+    /** The refund's idempotency key at the provider: the same on every attempt. */
+    public String refundIdempotencyKey() {
+        return "refund-" + id;
+    }
+
+    public UUID orderId() {
+        return orderId;
+    }
+
+    public PaymentStatus status() {
+        return status;
+    }
+
+    public boolean orderKnown() {
+        return amount != null;
+    }
+
+    public BigDecimal amount() {
+        return money(amount);
+    }
+
+    public String currency() {
+        return currency;
+    }
+
+    public String paymentToken() {
+        return paymentToken;
+    }
+
+    public boolean stockReserved() {
+        return stockReserved;
+    }
+
+    public boolean cancelRequested() {
+        return cancelRequested;
+    }
+
+    public boolean refundAnswered() {
+        return refundAnswered;
+    }
+
+    public String providerChargeId() {
+        return providerChargeId;
+    }
+
+    public String providerRefundId() {
+        return providerRefundId;
+    }
+
+    public String declineReason() {
+        return declineReason;
+    }
+
+    public int attempts() {
+        return attempts;
+    }
+
+    public Instant nextAttemptAt() {
+        return nextAttemptAt;
+    }
+
+    public String correlationId() {
+        return correlationId;
+    }
+
+    public UUID causedByEventId() {
+        return causedByEventId;
+    }
+
+    public Instant createdAt() {
+        return createdAt;
+    }
+
+    public Instant updatedAt() {
+        return updatedAt;
+    }
+}

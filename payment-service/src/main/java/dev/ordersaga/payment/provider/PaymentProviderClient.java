@@ -1,0 +1,227 @@
+package dev.ordersaga.payment.provider;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamWriteFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The payment provider's HTTP API: charge, charge status, refund. Every call carries an idempotency key and an
+ * explicit timeout; every outcome is a value, never an exception, and anything that is not a clear answer
+ * (timeout, connection error, 5xx, an unexpected status) is {@link Unresolved} or {@link RefundFailed} — never a
+ * decline. Called outside any database transaction.
+ */
+@ApplicationScoped
+public class PaymentProviderClient {
+
+    private static final Logger LOG = Logger.getLogger(PaymentProviderClient.class);
+
+    /** What the provider said about a charge. */
+    public sealed interface ChargeOutcome permits Charged, Declined, NotFound, Unresolved {
+    }
+
+    public record Charged(String chargeId) implements ChargeOutcome {
+    }
+
+    public record Declined(String reason) implements ChargeOutcome {
+    }
+
+    /** The status query: the provider never saw a charge with this key. */
+    public record NotFound() implements ChargeOutcome {
+    }
+
+    /** No clear answer: the charge may or may not have happened. */
+    public record Unresolved(String reason) implements ChargeOutcome {
+    }
+
+    public sealed interface RefundOutcome permits Refunded, RefundFailed {
+    }
+
+    public record Refunded(String refundId) implements RefundOutcome {
+    }
+
+    public record RefundFailed(String reason) implements RefundOutcome {
+    }
+
+    private final ObjectMapper json = JsonMapper.builder()
+            .enable(StreamWriteFeature.WRITE_BIGDECIMAL_AS_PLAIN)
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .build();
+
+    @ConfigProperty(name = "payment.provider.url")
+    String baseUrl;
+
+    @ConfigProperty(name = "payment.provider.timeout", defaultValue = "1s")
+    Duration timeout;
+
+    private HttpClient http;
+
+    @PostConstruct
+    void init() {
+        http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(timeout)
+                .build();
+    }
+
+    /** POST /v1/charges. */
+    public ChargeOutcome charge(String idempotencyKey, BigDecimal amount, String currency, String token, String reference) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("amount", amount);
+        body.put("currency", currency);
+        body.put("token", token);
+        body.put("reference", reference);
+        Answer answer;
+        try {
+            answer = send("POST", "/v1/charges", idempotencyKey, body);
+        } catch (NoAnswer e) {
+            return new Unresolved(e.getMessage());
+        }
+        if (answer.status() == 201 || answer.status() == 200) {
+            return verdict(answer);
+        }
+        if (answer.status() == 402) {
+            return new Declined(answer.text("reason", "declined by the provider"));
+        }
+        return new Unresolved("provider answered " + answer.status() + ": " + answer.body());
+    }
+
+    /** GET /v1/charges/{idempotencyKey}. */
+    public ChargeOutcome chargeStatus(String idempotencyKey) {
+        Answer answer;
+        try {
+            answer = send("GET", "/v1/charges/" + URLEncoder.encode(idempotencyKey, StandardCharsets.UTF_8), null, null);
+        } catch (NoAnswer e) {
+            return new Unresolved(e.getMessage());
+        }
+        if (answer.status() == 200) {
+            return verdict(answer);
+        }
+        if (answer.status() == 404) {
+            return new NotFound();
+        }
+        return new Unresolved("provider answered " + answer.status() + ": " + answer.body());
+    }
+
+    /** POST /v1/refunds. */
+    public RefundOutcome refund(String idempotencyKey, String chargeId, BigDecimal amount, String currency, String reference) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("chargeId", chargeId);
+        body.put("amount", amount);
+        body.put("currency", currency);
+        body.put("reference", reference);
+        Answer answer;
+        try {
+            answer = send("POST", "/v1/refunds", idempotencyKey, body);
+        } catch (NoAnswer e) {
+            return new RefundFailed(e.getMessage());
+        }
+        if ((answer.status() == 201 || answer.status() == 200) && "succeeded".equals(answer.text("status", null))
+                && answer.text("refundId", null) != null) {
+            return new Refunded(answer.text("refundId", null));
+        }
+        return new RefundFailed("provider answered " + answer.status() + ": " + answer.body());
+    }
+
+    private ChargeOutcome verdict(Answer answer) {
+        String status = answer.text("status", "");
+        String chargeId = answer.text("chargeId", null);
+        if ("succeeded".equals(status) && chargeId != null) {
+            return new Charged(chargeId);
+        }
+        if ("declined".equals(status)) {
+            return new Declined(answer.text("reason", "declined by the provider"));
+        }
+        return new Unresolved("charge in status '" + status + "'");
+    }
+
+    private record Answer(int status, String body, JsonNode tree) {
+
+        String text(String field, String fallback) {
+            JsonNode node = tree == null ? null : tree.get(field);
+            return node == null || node.isNull() ? fallback : node.asText();
+        }
+    }
+
+    /** The provider gave no answer: timeout, connection refused or reset, interrupted. */
+    private static final class NoAnswer extends Exception {
+        NoAnswer(String message) {
+            super(message);
+        }
+    }
+
+    private Answer send(String method, String path, String idempotencyKey, Object body) throws NoAnswer {
+        URI uri = URI.create(stripSlash(baseUrl) + path);
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
+                .timeout(timeout)
+                .header("Accept", "application/json");
+        if (idempotencyKey != null) {
+            request.header("Idempotency-Key", idempotencyKey);
+        }
+        if (body == null) {
+            request.method(method, HttpRequest.BodyPublishers.noBody());
+        } else {
+            request.header("Content-Type", "application/json")
+                    .method(method, HttpRequest.BodyPublishers.ofString(write(body)));
+        }
+        long started = System.nanoTime();
+        HttpResponse<String> response;
+        try {
+            response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (HttpTimeoutException e) {
+            LOG.infof("%s %s: no answer within %d ms", method, path, timeout.toMillis());
+            throw new NoAnswer("timeout after " + timeout.toMillis() + " ms");
+        } catch (IOException e) {
+            LOG.infof("%s %s: %s", method, path, e.toString());
+            throw new NoAnswer("connection failed: " + e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NoAnswer("interrupted");
+        }
+        LOG.infof("%s %s -> %d in %d ms", method, path, response.statusCode(), (System.nanoTime() - started) / 1_000_000);
+        return new Answer(response.statusCode(), response.body(), parse(response.body()));
+    }
+
+    private String write(Object body) {
+        try {
+            return json.writeValueAsString(body);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("cannot write a provider request", e);
+        }
+    }
+
+    private JsonNode parse(String body) {
+        if (body == null || body.isBlank()) {
+            return null;
+        }
+        try {
+            return json.readTree(body);
+        } catch (JsonProcessingException e) {
+            return null;
+        }
+    }
+
+    private static String stripSlash(String url) {
+        return url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+    }
+}

@@ -1,0 +1,55 @@
+package dev.ordersaga.payment.rest;
+
+import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.http.ProblemException;
+import dev.ordersaga.payment.application.PaymentService;
+import dev.ordersaga.payment.application.PaymentService.ChargeRef;
+import dev.ordersaga.payment.domain.IllegalTransitionException;
+import jakarta.inject.Inject;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import org.jboss.logging.Logger;
+
+/**
+ * The provider tells us how a charge ended. Resolves a CHARGING payment like the status query does, in the saga's
+ * correlation scope; idempotent (a repeat, or news the status query brought first, changes nothing).
+ */
+@Path("/webhooks/payment-provider")
+public class ProviderWebhookResource {
+
+    private static final Logger LOG = Logger.getLogger(ProviderWebhookResource.class);
+
+    @Inject
+    PaymentService payments;
+
+    @POST
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response receive(@Valid @NotNull ProviderWebhook webhook) {
+        ChargeRef charge = payments.findCharge(webhook.idempotencyKey())
+                .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Unknown charge",
+                        "no payment has the idempotency key '" + webhook.idempotencyKey() + "'"));
+        try (Correlation.Scope ignored = Correlation.open(charge.correlationId(), charge.causedByEventId())) {
+            LOG.infof("Provider webhook %s for charge %s of order %s", webhook.type(), webhook.chargeId(), charge.orderId());
+            switch (webhook.type()) {
+                case ProviderWebhook.CHARGE_SUCCEEDED -> {
+                    if (webhook.chargeId() == null || webhook.chargeId().isBlank()) {
+                        throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid request",
+                                "a charge.succeeded webhook names the charge (chargeId)");
+                    }
+                    payments.recordChargeSucceeded(charge.paymentId(), webhook.chargeId());
+                }
+                case ProviderWebhook.CHARGE_DECLINED -> payments.recordChargeDeclined(charge.paymentId(),
+                        webhook.reason() == null ? "declined by the provider" : webhook.reason());
+                default -> LOG.infof("Provider webhook of unknown type '%s' ignored", webhook.type());
+            }
+        } catch (IllegalTransitionException e) {
+            throw new ProblemException(Response.Status.CONFLICT, "Charge cannot be resolved", e.getMessage());
+        }
+        return Response.noContent().build();
+    }
+}

@@ -1,0 +1,260 @@
+package dev.ordersaga.payment.application;
+
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentRefunded;
+import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.events.StockReserved;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.payment.domain.Payment;
+import dev.ordersaga.payment.domain.PaymentStatus;
+import dev.ordersaga.payment.testing.LogCapture;
+import dev.ordersaga.payment.testing.OrderSaga;
+import dev.ordersaga.payment.testing.PaymentSandboxResource;
+import dev.ordersaga.payment.testing.ProviderLedger;
+import dev.ordersaga.testing.KafkaTestProducer;
+import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.StackTestResource;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+import static dev.ordersaga.payment.testing.PaymentFixtures.orderCancelling;
+import static dev.ordersaga.payment.testing.PaymentFixtures.orderCreated;
+import static dev.ordersaga.payment.testing.PaymentFixtures.stockReserved;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * payment-service on the real stack against the provider sandbox: facts go in on order.events and inventory.events,
+ * outcomes are the payment row, what landed on payment.events, and the provider's ledger.
+ */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+@WithTestResource(PaymentSandboxResource.class)
+class PaymentSagaTest {
+
+    /** generous: the first run of a fresh consumer group reads the topics' backlog first */
+    private static final Duration PATIENCE = Duration.ofSeconds(90);
+
+    private static KafkaTestProducer producer;
+    private static KafkaTopicProbe paymentEvents;
+
+    @Inject
+    PaymentService payments;
+
+    @Inject
+    MeterRegistry meters;
+
+    @ConfigProperty(name = "payment.provider.url")
+    String providerUrl;
+
+    @BeforeAll
+    static void connect() {
+        producer = new KafkaTestProducer();
+        paymentEvents = KafkaTopicProbe.fromNow(Topics.PAYMENT_EVENTS);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        paymentEvents.close();
+        producer.close();
+    }
+
+    @Test
+    void goodCardIsChargedAndPaymentSucceededPublished() {
+        OrderSaga saga = saga("ok");
+        saga.publish(orderCreated("tok_ok"));
+        EventEnvelope<StockReserved> reserved = saga.publish(stockReserved());
+
+        EventEnvelope<PaymentSucceeded> succeeded = awaitOne(saga, PaymentSucceeded.class);
+
+        Payment payment = payment(saga);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.SUCCEEDED);
+        assertThat(succeeded.payload().paymentId()).isEqualTo(payment.id().toString());
+        assertThat(succeeded.payload().amount()).isEqualByComparingTo("21.00");
+        assertThat(succeeded.payload().currency()).isEqualTo("EUR");
+        assertThat(succeeded.correlationId()).isEqualTo(saga.correlationId());
+        assertThat(succeeded.causationId()).as("caused by StockReserved").isEqualTo(reserved.eventId());
+        ProviderLedger ledger = ledger(saga);
+        assertThat(ledger.charges()).singleElement().satisfies(charge -> {
+            assertThat(charge.idempotencyKey()).isEqualTo(payment.id().toString());
+            assertThat(charge.amount()).isEqualByComparingTo("21.00");
+            assertThat(charge.status()).isEqualTo("succeeded");
+            assertThat(succeeded.payload().providerChargeId()).isEqualTo(charge.chargeId());
+        });
+    }
+
+    @Test
+    void declinedCardPublishesPaymentFailed() {
+        OrderSaga saga = saga("declined");
+        saga.publish(orderCreated("tok_declined"));
+        saga.publish(stockReserved());
+
+        EventEnvelope<PaymentFailed> failed = awaitOne(saga, PaymentFailed.class);
+
+        assertThat(failed.payload().reason()).isEqualTo("card declined");
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.DECLINED);
+        assertThat(saga.published(PaymentSucceeded.class)).isEmpty();
+    }
+
+    @Test
+    void timeoutOfAChargeThatSucceededIsResolvedByTheStatusQueryWithOneCharge() {
+        OrderSaga saga = saga("timeout-ok");
+        saga.publish(orderCreated("tok_timeout_succeeds"));
+        saga.publish(stockReserved());
+
+        awaitOne(saga, PaymentSucceeded.class);
+
+        assertThat(saga.published(PaymentFailed.class)).as("a timeout is never a decline").isEmpty();
+        assertThat(ledger(saga).charges()).as("asked, never charged again").hasSize(1);
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
+        assertThat(payment(saga).attempts()).as("the timed-out charge call").isGreaterThanOrEqualTo(1);
+    }
+
+    @Test
+    void timeoutOfAChargeThatWasDeclinedPublishesPaymentFailed() {
+        OrderSaga saga = saga("timeout-declined");
+        saga.publish(orderCreated("tok_timeout_declined"));
+        saga.publish(stockReserved());
+
+        EventEnvelope<PaymentFailed> failed = awaitOne(saga, PaymentFailed.class);
+
+        assertThat(failed.payload().reason()).isNotBlank();
+        assertThat(saga.published(PaymentSucceeded.class)).isEmpty();
+        assertThat(ledger(saga).charges()).hasSize(1);
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.DECLINED);
+    }
+
+    @Test
+    void failingRefundIsRetriedWithAnAlertPerFailureUntilItSucceeds() {
+        OrderSaga saga = saga("refund-fails");
+        double failuresBefore = refundFailures();
+        try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
+            saga.publish(orderCreated("tok_refund_fails_twice"));
+            saga.publish(stockReserved());
+            awaitOne(saga, PaymentSucceeded.class);
+
+            saga.publish(orderCancelling());
+            EventEnvelope<PaymentRefunded> refunded = awaitOne(saga, PaymentRefunded.class);
+
+            assertThat(refunded.payload().amount()).isEqualByComparingTo("21.00");
+            assertThat(refunded.payload().providerRefundId()).startsWith("re_");
+            assertThat(refundFailures() - failuresBefore).isEqualTo(2.0);
+            List<LogCapture.Line> alerts = log.matching(l -> l.message().contains("ALERT")
+                    && l.message().contains(saga.orderId().toString()));
+            assertThat(alerts).hasSize(2).allSatisfy(alert -> {
+                assertThat(alert.level()).isEqualTo(org.jboss.logmanager.Level.ERROR);
+                assertThat(alert.correlationId()).isEqualTo(saga.correlationId());
+            });
+            assertThat(alerts.get(0).message()).contains("refund of order " + saga.orderId() + " attempt 1");
+            assertThat(alerts.get(1).message()).contains("attempt 2");
+        }
+        ProviderLedger ledger = ledger(saga);
+        assertThat(ledger.charges()).hasSize(1);
+        assertThat(ledger.refunds()).singleElement()
+                .satisfies(refund -> assertThat(refund.amount()).isEqualByComparingTo("21.00"));
+        assertThat(ledger.net()).as("the customer is whole").isEqualByComparingTo(BigDecimal.ZERO);
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
+    }
+
+    @Test
+    void cancelBeforeStockReservedAnswersNothingToRefundAndNeverCharges() {
+        OrderSaga saga = saga("cancel-first");
+        saga.publish(orderCreated("tok_ok"));
+        saga.publish(orderCancelling());
+
+        EventEnvelope<PaymentRefunded> refunded = awaitOne(saga, PaymentRefunded.class);
+        assertThat(refunded.payload().amount()).isEqualByComparingTo("0");
+        assertThat(refunded.payload().providerRefundId()).isNull();
+
+        saga.publish(stockReserved());
+        await().atMost(PATIENCE).until(() -> payment(saga).stockReserved());
+
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.CANCELLED);
+        assertThat(payment(saga).nextAttemptAt()).isNull();
+        assertThat(ledger(saga).charges()).isEmpty();
+        assertThat(saga.publishedTypes()).containsExactly("PaymentRefunded");
+    }
+
+    @Test
+    void cancelForAnOrderPaymentNeverHeardOfIsAnsweredWithNothingToRefund() {
+        OrderSaga saga = saga("cancel-unknown");
+        saga.publish(orderCancelling());
+
+        EventEnvelope<PaymentRefunded> refunded = awaitOne(saga, PaymentRefunded.class);
+
+        assertThat(refunded.payload().amount()).isEqualByComparingTo("0");
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.CANCELLED);
+    }
+
+    @Test
+    void stockReservedBeforeOrderCreatedChargesOnceBothAreIn() {
+        OrderSaga saga = saga("stock-first");
+        saga.publish(stockReserved());
+        await().atMost(PATIENCE).until(() -> findPayment(saga).isPresent());
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.PENDING);
+        assertThat(payment(saga).orderKnown()).isFalse();
+
+        saga.publish(orderCreated("tok_ok"));
+
+        awaitOne(saga, PaymentSucceeded.class);
+        assertThat(ledger(saga).charges()).hasSize(1);
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
+    }
+
+    @Test
+    void cancelWhileTheChargeIsInFlightIsAnsweredAfterItByARefund() {
+        OrderSaga saga = saga("cancel-in-flight");
+        saga.publish(orderCreated("tok_timeout_succeeds"));
+        saga.publish(stockReserved());
+        await().atMost(PATIENCE).until(() -> findPayment(saga).map(p -> p.status() == PaymentStatus.CHARGING).orElse(false));
+
+        saga.publish(orderCancelling());
+
+        EventEnvelope<PaymentRefunded> refunded = awaitOne(saga, PaymentRefunded.class);
+        assertThat(refunded.payload().amount()).isEqualByComparingTo("21.00");
+        assertThat(saga.publishedTypes()).containsExactly("PaymentSucceeded", "PaymentRefunded");
+        assertThat(ledger(saga).net()).isEqualByComparingTo(BigDecimal.ZERO);
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
+    }
+
+    private OrderSaga saga(String name) {
+        return new OrderSaga(producer, paymentEvents, "payment-" + name);
+    }
+
+    private static <E extends dev.ordersaga.events.SagaEvent> EventEnvelope<E> awaitOne(OrderSaga saga, Class<E> type) {
+        List<EventEnvelope<E>> events = await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100))
+                .until(() -> saga.published(type), list -> !list.isEmpty());
+        assertThat(events).as("exactly one " + type.getSimpleName()).hasSize(1);
+        return events.get(0);
+    }
+
+    private Optional<Payment> findPayment(OrderSaga saga) {
+        return payments.findByOrderId(saga.orderId());
+    }
+
+    private Payment payment(OrderSaga saga) {
+        return findPayment(saga).orElseThrow();
+    }
+
+    private ProviderLedger ledger(OrderSaga saga) {
+        return ProviderLedger.of(providerUrl, saga.orderId());
+    }
+
+    private double refundFailures() {
+        Counter counter = meters.find("saga.compensation.failures").tag("step", "refund").counter();
+        return counter == null ? 0 : counter.count();
+    }
+}

@@ -1,0 +1,107 @@
+package dev.ordersaga.payment.application;
+
+import dev.ordersaga.payment.domain.Payment;
+import dev.ordersaga.payment.persistence.PaymentRepository;
+import dev.ordersaga.payment.testing.PaymentSandboxResource;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.junit.jupiter.api.Test;
+
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Claims: two workers (of one replica or two) never act on the same payment at once. */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+@WithTestResource(PaymentSandboxResource.class)
+class PaymentWorkerTest {
+
+    @Inject
+    PaymentService payments;
+
+    @Inject
+    PaymentRepository repository;
+
+    @Test
+    void twoWorkersClaimingAtOnceNeverGetTheSamePayment() throws Exception {
+        // more due payments than one sweep batch (20): the application's own sweep cannot take them all
+        Set<UUID> ours = duePayments(30);
+        CountDownLatch go = new CountDownLatch(1);
+        ExecutorService workers = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<List<PaymentTask>>> claims = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                claims.add(workers.submit(() -> {
+                    go.await();
+                    return payments.claimDue(20);
+                }));
+            }
+            go.countDown();
+            List<UUID> first = ids(claims.get(0).get(30, TimeUnit.SECONDS));
+            List<UUID> second = ids(claims.get(1).get(30, TimeUnit.SECONDS));
+
+            assertThat(first).doesNotContainAnyElementsOf(second);
+            Set<UUID> claimedOfOurs = new HashSet<>(first);
+            claimedOfOurs.addAll(second);
+            claimedOfOurs.retainAll(ours);
+            assertThat(claimedOfOurs).as("the two claimants took some of the due payments").isNotEmpty();
+
+            UUID claimed = claimedOfOurs.iterator().next();
+            assertThat(payments.claim(claimed)).as("leased: no other worker takes it until its outcome is in").isEmpty();
+        } finally {
+            workers.shutdownNow();
+        }
+    }
+
+    @Test
+    void aClaimedTaskCarriesWhatTheCallNeeds() {
+        UUID id = duePayments(1).iterator().next();
+        // the application's worker may have been first; either way a payment is claimed once
+        payments.claim(id).ifPresent(task -> {
+            assertThat(task.call()).isEqualTo(Payment.ProviderCall.CHARGE);
+            assertThat(task.amount()).isEqualByComparingTo("21.00");
+            assertThat(task.chargeIdempotencyKey()).isEqualTo(id.toString());
+            assertThat(task.correlationId()).startsWith("claim-");
+            assertThat(task.causedByEventId()).isNotNull();
+            assertThat(payments.claim(id)).isEmpty();
+        });
+    }
+
+    /** CHARGING payments due now, written directly (no wake-up): only sweeps find them. */
+    private Set<UUID> duePayments(int n) {
+        return QuarkusTransaction.requiringNew().call(() -> {
+            Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS).minusSeconds(1);
+            Set<UUID> ids = new HashSet<>();
+            IntStream.range(0, n).forEach(i -> {
+                UUID orderId = UUID.randomUUID();
+                Payment payment = Payment.forOrder(orderId, new BigDecimal("21.00"), "EUR", "tok_ok",
+                        "claim-" + orderId, UUID.randomUUID(), now);
+                payment.noteStockReserved(UUID.randomUUID(), now);
+                repository.persist(payment);
+                ids.add(payment.id());
+            });
+            return ids;
+        });
+    }
+
+    private static List<UUID> ids(List<PaymentTask> tasks) {
+        return tasks.stream().map(PaymentTask::paymentId).toList();
+    }
+}

@@ -1,0 +1,415 @@
+package dev.ordersaga.payment.domain;
+
+import dev.ordersaga.events.PaymentEvent;
+import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentRefunded;
+import dev.ordersaga.events.PaymentSucceeded;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+/** The payment state machine as a table: every transition from every state, allowed, tolerated or refused. */
+class PaymentTest {
+
+    private static final Instant NOW = Instant.parse("2025-01-01T12:00:00Z");
+    private static final Backoff BACKOFF = new Backoff(Duration.ofMillis(200), Duration.ofSeconds(10));
+
+    /**
+     * transition, from -> to (or "refused": IllegalTransitionException, nothing changes), and the events it emits.
+     * A row that stays in its state is a repeat or stale fact: tolerated, recorded at most, never acted on twice.
+     */
+    private static final String TABLE = """
+            noteOrderCreated     PENDING   -> PENDING
+            noteOrderCreated     CHARGING  -> CHARGING
+            noteOrderCreated     SUCCEEDED -> SUCCEEDED
+            noteOrderCreated     DECLINED  -> DECLINED
+            noteOrderCreated     REFUNDING -> REFUNDING
+            noteOrderCreated     REFUNDED  -> REFUNDED
+            noteOrderCreated     CANCELLED -> CANCELLED
+
+            noteStockReserved    PENDING   -> CHARGING
+            noteStockReserved    CHARGING  -> CHARGING
+            noteStockReserved    SUCCEEDED -> SUCCEEDED
+            noteStockReserved    DECLINED  -> DECLINED
+            noteStockReserved    REFUNDING -> REFUNDING
+            noteStockReserved    REFUNDED  -> REFUNDED
+            noteStockReserved    CANCELLED -> CANCELLED
+
+            requestCancellation  PENDING   -> CANCELLED  PaymentRefunded
+            requestCancellation  CHARGING  -> CHARGING
+            requestCancellation  SUCCEEDED -> REFUNDING
+            requestCancellation  DECLINED  -> DECLINED   PaymentRefunded
+            requestCancellation  REFUNDING -> REFUNDING
+            requestCancellation  REFUNDED  -> REFUNDED
+            requestCancellation  CANCELLED -> CANCELLED
+
+            chargeSucceeded      PENDING   -> refused
+            chargeSucceeded      CHARGING  -> SUCCEEDED  PaymentSucceeded
+            chargeSucceeded      SUCCEEDED -> SUCCEEDED
+            chargeSucceeded      DECLINED  -> REFUNDING  PaymentSucceeded
+            chargeSucceeded      REFUNDING -> REFUNDING
+            chargeSucceeded      REFUNDED  -> REFUNDED
+            chargeSucceeded      CANCELLED -> REFUNDING  PaymentSucceeded
+
+            chargeDeclined       PENDING   -> refused
+            chargeDeclined       CHARGING  -> DECLINED   PaymentFailed
+            chargeDeclined       SUCCEEDED -> SUCCEEDED
+            chargeDeclined       DECLINED  -> DECLINED
+            chargeDeclined       REFUNDING -> REFUNDING
+            chargeDeclined       REFUNDED  -> REFUNDED
+            chargeDeclined       CANCELLED -> CANCELLED
+
+            chargeUnresolved     PENDING   -> refused
+            chargeUnresolved     CHARGING  -> CHARGING
+            chargeUnresolved     SUCCEEDED -> SUCCEEDED
+            chargeUnresolved     DECLINED  -> DECLINED
+            chargeUnresolved     REFUNDING -> REFUNDING
+            chargeUnresolved     REFUNDED  -> REFUNDED
+            chargeUnresolved     CANCELLED -> CANCELLED
+
+            refundSucceeded      PENDING   -> refused
+            refundSucceeded      CHARGING  -> refused
+            refundSucceeded      SUCCEEDED -> refused
+            refundSucceeded      DECLINED  -> refused
+            refundSucceeded      REFUNDING -> REFUNDED   PaymentRefunded
+            refundSucceeded      REFUNDED  -> REFUNDED
+            refundSucceeded      CANCELLED -> refused
+
+            refundFailed         PENDING   -> refused
+            refundFailed         CHARGING  -> refused
+            refundFailed         SUCCEEDED -> refused
+            refundFailed         DECLINED  -> refused
+            refundFailed         REFUNDING -> REFUNDING
+            refundFailed         REFUNDED  -> REFUNDED
+            refundFailed         CANCELLED -> refused
+            """;
+
+    private static final Map<String, Function<Payment, List<PaymentEvent>>> TRANSITIONS = new LinkedHashMap<>();
+
+    static {
+        TRANSITIONS.put("noteOrderCreated", p -> {
+            p.noteOrderCreated(new BigDecimal("21.00"), "EUR", "tok_ok", UUID.randomUUID(), NOW);
+            return List.of();
+        });
+        TRANSITIONS.put("noteStockReserved", p -> {
+            p.noteStockReserved(UUID.randomUUID(), NOW);
+            return List.of();
+        });
+        TRANSITIONS.put("requestCancellation", p -> p.requestCancellation(UUID.randomUUID(), NOW));
+        TRANSITIONS.put("chargeSucceeded", p -> p.chargeSucceeded("ch_table", NOW));
+        TRANSITIONS.put("chargeDeclined", p -> p.chargeDeclined("card declined", NOW));
+        TRANSITIONS.put("chargeUnresolved", p -> {
+            p.chargeUnresolved(NOW, BACKOFF);
+            return List.of();
+        });
+        TRANSITIONS.put("refundSucceeded", p -> p.refundSucceeded("re_table", NOW));
+        TRANSITIONS.put("refundFailed", p -> {
+            p.refundFailed(NOW, BACKOFF);
+            return List.of();
+        });
+    }
+
+    private record Row(String transition, PaymentStatus from, PaymentStatus to, List<String> events) {
+
+        boolean refused() {
+            return to == null;
+        }
+    }
+
+    private static List<Row> rows() {
+        return TABLE.lines().map(String::trim).filter(line -> !line.isEmpty()).map(line -> {
+            String[] cells = line.split("\\s+");
+            PaymentStatus to = cells[3].equals("refused") ? null : PaymentStatus.valueOf(cells[3]);
+            return new Row(cells[0], PaymentStatus.valueOf(cells[1]), to, List.of(cells).subList(4, cells.length));
+        }).toList();
+    }
+
+    static Stream<Arguments> table() {
+        return rows().stream().map(row -> arguments(row.transition(), row.from(), row));
+    }
+
+    @ParameterizedTest(name = "{0} from {1}")
+    @MethodSource("table")
+    void transitionDoesWhatTheTableSays(String transition, PaymentStatus from, Row row) {
+        Payment payment = paymentIn(from);
+        Function<Payment, List<PaymentEvent>> step = TRANSITIONS.get(transition);
+        if (row.refused()) {
+            assertThatThrownBy(() -> step.apply(payment))
+                    .isInstanceOfSatisfying(IllegalTransitionException.class, e -> {
+                        assertThat(e.from()).isEqualTo(from);
+                        assertThat(e.transition()).isEqualTo(transition);
+                    });
+            assertThat(payment.status()).as("a refused transition changes nothing").isEqualTo(from);
+        } else {
+            List<PaymentEvent> events = step.apply(payment);
+            assertThat(payment.status()).isEqualTo(row.to());
+            assertThat(events).extracting(e -> e.getClass().getSimpleName()).containsExactlyElementsOf(row.events());
+        }
+    }
+
+    @Test
+    void theTableHasEveryTransitionFromEveryStateOnce() {
+        Map<String, Long> cells = rows().stream()
+                .collect(Collectors.groupingBy(r -> r.transition() + " " + r.from(), Collectors.counting()));
+        List<String> expected = TRANSITIONS.keySet().stream()
+                .flatMap(t -> Arrays.stream(PaymentStatus.values()).map(s -> t + " " + s)).toList();
+        assertThat(cells.keySet()).containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(cells.values()).allMatch(n -> n == 1);
+    }
+
+    @Test
+    void orderCreatedAloneWaitsForTheStock() {
+        Payment payment = pending();
+        assertThat(payment.status()).isEqualTo(PaymentStatus.PENDING);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.isDue(NOW)).isFalse();
+    }
+
+    @Test
+    void stockReservedChargesAtOnce() {
+        Payment payment = pending();
+        UUID stockReserved = UUID.randomUUID();
+        payment.noteStockReserved(stockReserved, NOW);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CHARGING);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.CHARGE);
+        assertThat(payment.isDue(NOW)).isTrue();
+        assertThat(payment.causedByEventId()).as("the charge is caused by StockReserved").isEqualTo(stockReserved);
+    }
+
+    @Test
+    void stockReservedBeforeOrderCreatedChargesOnceTheOrderIsKnown() {
+        UUID stockReserved = UUID.randomUUID();
+        Payment payment = Payment.beforeOrderCreated(UUID.randomUUID(), "corr-early", stockReserved, NOW);
+        payment.noteStockReserved(stockReserved, NOW);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.PENDING);
+        assertThat(payment.stockReserved()).isTrue();
+        assertThat(payment.orderKnown()).isFalse();
+        assertThat(payment.nextCall()).as("nothing to charge without an amount").isEqualTo(Payment.ProviderCall.NONE);
+
+        UUID orderCreated = UUID.randomUUID();
+        payment.noteOrderCreated(new BigDecimal("21.00"), "EUR", "tok_ok", orderCreated, NOW);
+
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CHARGING);
+        assertThat(payment.amount()).isEqualByComparingTo("21.00");
+        assertThat(payment.paymentToken()).isEqualTo("tok_ok");
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.CHARGE);
+        assertThat(payment.causedByEventId()).isEqualTo(orderCreated);
+    }
+
+    @Test
+    void cancelBeforeStockReservedAnswersZeroAndNeverCharges() {
+        Payment payment = pending();
+        List<PaymentEvent> events = payment.requestCancellation(UUID.randomUUID(), NOW);
+        assertThat(events).singleElement().isInstanceOfSatisfying(PaymentRefunded.class, refunded -> {
+            assertThat(refunded.amount()).isEqualByComparingTo("0");
+            assertThat(refunded.providerRefundId()).isNull();
+            assertThat(refunded.paymentId()).isEqualTo(payment.id().toString());
+        });
+
+        payment.noteStockReserved(UUID.randomUUID(), NOW);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.isDue(NOW)).isFalse();
+    }
+
+    @Test
+    void cancelBeforeOrderCreatedIsAnsweredAtOnceAndNothingIsChargedAfterwards() {
+        Payment payment = Payment.beforeOrderCreated(UUID.randomUUID(), "corr-odd", UUID.randomUUID(), NOW);
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).singleElement()
+                .isInstanceOfSatisfying(PaymentRefunded.class, r -> assertThat(r.amount()).isEqualByComparingTo("0"));
+
+        payment.noteOrderCreated(new BigDecimal("21.00"), "EUR", "tok_ok", UUID.randomUUID(), NOW);
+        payment.noteStockReserved(UUID.randomUUID(), NOW);
+
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
+        assertThat(payment.amount()).isEqualByComparingTo("21.00");
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+    }
+
+    @Test
+    void successCarriesTheAmountAndTheProvidersChargeId() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        List<PaymentEvent> events = payment.chargeSucceeded("ch_42", NOW);
+        assertThat(events).singleElement().isEqualTo(
+                new PaymentSucceeded(payment.id().toString(), new BigDecimal("21.00"), "EUR", "ch_42"));
+        assertThat(payment.providerChargeId()).isEqualTo("ch_42");
+        assertThat(payment.nextAttemptAt()).as("nothing owed to the provider").isNull();
+    }
+
+    @Test
+    void declineCarriesTheReason() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        List<PaymentEvent> events = payment.chargeDeclined("card declined", NOW);
+        assertThat(events).containsExactly(new PaymentFailed(payment.id().toString(), "card declined"));
+        assertThat(payment.declineReason()).isEqualTo("card declined");
+    }
+
+    @Test
+    void timeoutIsNeverADeclineButAStatusQueryAfterABackoff() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        int attempt = payment.chargeUnresolved(NOW, BACKOFF);
+        assertThat(attempt).isEqualTo(1);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CHARGING);
+        assertThat(payment.nextCall()).as("ask, never charge blindly").isEqualTo(Payment.ProviderCall.CHARGE_STATUS);
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusMillis(200));
+        assertThat(payment.isDue(NOW)).isFalse();
+        assertThat(payment.isDue(NOW.plusMillis(200))).isTrue();
+
+        assertThat(payment.chargeUnresolved(NOW, BACKOFF)).isEqualTo(2);
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusMillis(400));
+    }
+
+    @Test
+    void cancelWhileChargingIsAnsweredByARefundOnceTheChargeSucceeds() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("answered later").isEmpty();
+        assertThat(payment.cancelRequested()).isTrue();
+
+        List<PaymentEvent> events = payment.chargeSucceeded("ch_1", NOW);
+        assertThat(events).singleElement().isInstanceOf(PaymentSucceeded.class);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
+        assertThat(payment.isDue(NOW)).isTrue();
+
+        assertThat(payment.refundSucceeded("re_1", NOW)).containsExactly(
+                new PaymentRefunded(payment.id().toString(), new BigDecimal("21.00"), "EUR", "re_1"));
+        assertThat(payment.refundAnswered()).isTrue();
+    }
+
+    @Test
+    void cancelWhileChargingIsAnsweredWithNothingToRefundWhenTheChargeIsDeclined() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        List<PaymentEvent> events = payment.chargeDeclined("card declined", NOW);
+        assertThat(events).extracting(e -> e.getClass().getSimpleName())
+                .containsExactly("PaymentFailed", "PaymentRefunded");
+        assertThat(((PaymentRefunded) events.get(1)).amount()).isEqualByComparingTo("0");
+        assertThat(payment.status()).isEqualTo(PaymentStatus.DECLINED);
+    }
+
+    @Test
+    void aDeclinedPaymentAnswersTheCancellationOnce() {
+        Payment payment = paymentIn(PaymentStatus.DECLINED);
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).hasSize(1);
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).isEmpty();
+        assertThat(payment.refundAnswered()).isTrue();
+    }
+
+    @Test
+    void lateSettlementOfADeclinedPaymentIsReportedAndRefunded() {
+        Payment payment = paymentIn(PaymentStatus.DECLINED);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+
+        List<PaymentEvent> events = payment.chargeSucceeded("ch_late", NOW);
+
+        assertThat(events).containsExactly(
+                new PaymentSucceeded(payment.id().toString(), new BigDecimal("21.00"), "EUR", "ch_late"));
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
+        assertThat(payment.providerChargeId()).isEqualTo("ch_late");
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
+        assertThat(payment.refundSucceeded("re_late", NOW)).singleElement().isInstanceOfSatisfying(PaymentRefunded.class,
+                refunded -> assertThat(refunded.amount()).isEqualByComparingTo("21.00"));
+    }
+
+    @Test
+    void aFailedRefundStaysRefundingAndBacksOffExponentiallyUpToTheCap() {
+        Payment payment = paymentIn(PaymentStatus.REFUNDING);
+        long[] expectedMillis = {200, 400, 800, 1600, 3200, 6400, 10_000, 10_000};
+        for (int i = 0; i < expectedMillis.length; i++) {
+            assertThat(payment.refundFailed(NOW, BACKOFF)).isEqualTo(i + 1);
+            assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
+            assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusMillis(expectedMillis[i]));
+            assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
+        }
+    }
+
+    @Test
+    void refundingStartsItsAttemptsAfresh() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        payment.chargeSucceeded("ch_1", NOW);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        assertThat(payment.attempts()).isZero();
+        assertThat(payment.refundFailed(NOW, BACKOFF)).isEqualTo(1);
+    }
+
+    @Test
+    void nextCallFollowsTheState() {
+        Map<PaymentStatus, Payment.ProviderCall> expected = Map.of(
+                PaymentStatus.PENDING, Payment.ProviderCall.NONE,
+                PaymentStatus.CHARGING, Payment.ProviderCall.CHARGE,
+                PaymentStatus.SUCCEEDED, Payment.ProviderCall.NONE,
+                PaymentStatus.DECLINED, Payment.ProviderCall.NONE,
+                PaymentStatus.REFUNDING, Payment.ProviderCall.REFUND,
+                PaymentStatus.REFUNDED, Payment.ProviderCall.NONE,
+                PaymentStatus.CANCELLED, Payment.ProviderCall.NONE);
+        expected.forEach((status, call) -> assertThat(paymentIn(status).nextCall()).as(status.name()).isEqualTo(call));
+    }
+
+    @Test
+    void moneyKeepsItsCentsWhateverScaleTheColumnHas() {
+        Payment payment = Payment.forOrder(UUID.randomUUID(), new BigDecimal("21.0000"), "EUR", "tok_ok", "c",
+                UUID.randomUUID(), NOW);
+        assertThat(payment.amount()).hasToString("21.00");
+        Payment odd = Payment.forOrder(UUID.randomUUID(), new BigDecimal("20"), "EUR", "tok_ok", "c", UUID.randomUUID(), NOW);
+        assertThat(odd.amount()).hasToString("20.00");
+    }
+
+    @Test
+    void theIdempotencyKeysAreThePaymentId() {
+        Payment payment = pending();
+        assertThat(payment.idempotencyKey()).isEqualTo(payment.id().toString());
+        assertThat(payment.refundIdempotencyKey()).isEqualTo("refund-" + payment.id());
+    }
+
+    private static Payment pending() {
+        return Payment.forOrder(UUID.randomUUID(), new BigDecimal("21.00"), "EUR", "tok_ok", "corr-1", UUID.randomUUID(), NOW);
+    }
+
+    /** Walks a new payment along the machine's own transitions to the given state. */
+    static Payment paymentIn(PaymentStatus target) {
+        Payment payment = pending();
+        List<Function<Payment, ?>> path = switch (target) {
+            case PENDING -> List.of();
+            case CHARGING -> List.of(stockReserved());
+            case SUCCEEDED -> List.of(stockReserved(), p -> p.chargeSucceeded("ch_fixture", NOW));
+            case DECLINED -> List.of(stockReserved(), p -> p.chargeDeclined("card declined", NOW));
+            case REFUNDING -> List.of(stockReserved(), p -> p.chargeSucceeded("ch_fixture", NOW), cancelled());
+            case REFUNDED -> List.of(stockReserved(), p -> p.chargeSucceeded("ch_fixture", NOW), cancelled(),
+                    p -> p.refundSucceeded("re_fixture", NOW));
+            case CANCELLED -> List.of(cancelled());
+        };
+        path.forEach(step -> step.apply(payment));
+        assertThat(payment.status()).isEqualTo(target);
+        return payment;
+    }
+
+    private static Function<Payment, ?> stockReserved() {
+        return p -> {
+            p.noteStockReserved(UUID.randomUUID(), NOW);
+            return null;
+        };
+    }
+
+    private static Function<Payment, ?> cancelled() {
+        return p -> p.requestCancellation(UUID.randomUUID(), NOW);
+    }
+}

@@ -1,0 +1,99 @@
+package dev.ordersaga.payment.messaging;
+
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.events.StockReserved;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.payment.testing.OrderSaga;
+import dev.ordersaga.payment.testing.PaymentSandboxResource;
+import dev.ordersaga.payment.testing.ProviderLedger;
+import dev.ordersaga.testing.KafkaTestProducer;
+import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.StackTestResource;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.UUID;
+
+import static dev.ordersaga.payment.testing.PaymentFixtures.orderCreated;
+import static dev.ordersaga.payment.testing.PaymentFixtures.stockReserved;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+@WithTestResource(PaymentSandboxResource.class)
+class InventoryEventsConsumerTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(90);
+
+    private static KafkaTestProducer producer;
+    private static KafkaTopicProbe paymentEvents;
+
+    @Inject
+    MeterRegistry meters;
+
+    @Inject
+    DataSource dataSource;
+
+    @ConfigProperty(name = "payment.provider.url")
+    String providerUrl;
+
+    @BeforeAll
+    static void connect() {
+        producer = new KafkaTestProducer();
+        paymentEvents = KafkaTopicProbe.fromNow(Topics.PAYMENT_EVENTS);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        paymentEvents.close();
+        producer.close();
+    }
+
+    @Test
+    void duplicateStockReservedChargesOnce() throws Exception {
+        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-dup-stock");
+        double duplicatesBefore = duplicates();
+        saga.publish(orderCreated("tok_ok"));
+        EventEnvelope<StockReserved> reserved = saga.publish(stockReserved());
+        saga.redeliver(reserved);
+
+        await().atMost(PATIENCE).until(() -> !saga.published(PaymentSucceeded.class).isEmpty());
+        // same partition, applied in order: once the repeat is counted as a duplicate it was skipped
+        await().atMost(PATIENCE).until(() -> duplicates() > duplicatesBefore);
+
+        assertThat(inboxRows(reserved.eventId())).isEqualTo(1);
+        assertThat(ProviderLedger.of(providerUrl, saga.orderId()).charges()).hasSize(1);
+        assertThat(saga.published(PaymentSucceeded.class)).hasSize(1);
+    }
+
+    private double duplicates() {
+        Counter counter = meters.find("saga.inbox.duplicates").tag("topic", Topics.INVENTORY_EVENTS).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    private long inboxRows(UUID eventId) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM inbox WHERE event_id = ?")) {
+            ps.setObject(1, eventId);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package dev.ordersaga.payment.provider;
+
+import dev.ordersaga.payment.provider.PaymentProviderClient.ChargeOutcome;
+import dev.ordersaga.payment.provider.PaymentProviderClient.Charged;
+import dev.ordersaga.payment.provider.PaymentProviderClient.Declined;
+import dev.ordersaga.payment.provider.PaymentProviderClient.NotFound;
+import dev.ordersaga.payment.provider.PaymentProviderClient.RefundFailed;
+import dev.ordersaga.payment.provider.PaymentProviderClient.RefundOutcome;
+import dev.ordersaga.payment.provider.PaymentProviderClient.Refunded;
+import dev.ordersaga.payment.provider.PaymentProviderClient.Unresolved;
+import dev.ordersaga.sandbox.PaymentSandbox;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The provider client against the sandbox, without the application: every answer becomes an outcome value. */
+class PaymentProviderClientTest {
+
+    private static final BigDecimal AMOUNT = new BigDecimal("21.00");
+
+    private static PaymentSandbox sandbox;
+    private static PaymentProviderClient client;
+
+    @BeforeAll
+    static void start() {
+        sandbox = PaymentSandbox.start(0, null, Duration.ofMillis(1500));
+        client = client(sandbox.baseUrl(), Duration.ofMillis(500));
+    }
+
+    @AfterAll
+    static void stop() {
+        sandbox.close();
+    }
+
+    @Test
+    void goodCardIsCharged() {
+        String key = UUID.randomUUID().toString();
+        ChargeOutcome outcome = client.charge(key, AMOUNT, "EUR", "tok_ok", "order-1");
+        assertThat(outcome).isInstanceOfSatisfying(Charged.class, c -> assertThat(c.chargeId()).startsWith("ch_"));
+        assertThat(client.chargeStatus(key)).isEqualTo(outcome);
+        assertThat(client.charge(key, AMOUNT, "EUR", "tok_ok", "order-1")).as("same key, same charge").isEqualTo(outcome);
+    }
+
+    @Test
+    void declinedCardIsADeclineWithItsReason() {
+        String key = UUID.randomUUID().toString();
+        assertThat(client.charge(key, AMOUNT, "EUR", "tok_declined", "order-2")).isEqualTo(new Declined("card declined"));
+        assertThat(client.chargeStatus(key)).isInstanceOf(Declined.class);
+    }
+
+    @Test
+    void timeoutIsUnresolvedAndTheStatusQueryKnowsTheOutcome() {
+        String key = UUID.randomUUID().toString();
+        assertThat(client.charge(key, AMOUNT, "EUR", "tok_timeout_declined", "order-3"))
+                .isInstanceOfSatisfying(Unresolved.class, u -> assertThat(u.reason()).contains("timeout"));
+        assertThat(client.chargeStatus(key)).isInstanceOf(Declined.class);
+    }
+
+    @Test
+    void chargeTheProviderNeverSawIsNotFound() {
+        assertThat(client.chargeStatus(UUID.randomUUID().toString())).isInstanceOf(NotFound.class);
+    }
+
+    @Test
+    void refundThatFailsIsAFailureUntilItSucceedsWithTheSameKey() {
+        String key = UUID.randomUUID().toString();
+        Charged charged = (Charged) client.charge(key, AMOUNT, "EUR", "tok_refund_fails_twice", "order-4");
+        String refundKey = "refund-" + key;
+        assertThat(client.refund(refundKey, charged.chargeId(), AMOUNT, "EUR", "order-4"))
+                .isInstanceOfSatisfying(RefundFailed.class, f -> assertThat(f.reason()).contains("503"));
+        assertThat(client.refund(refundKey, charged.chargeId(), AMOUNT, "EUR", "order-4")).isInstanceOf(RefundFailed.class);
+        RefundOutcome refunded = client.refund(refundKey, charged.chargeId(), AMOUNT, "EUR", "order-4");
+        assertThat(refunded).isInstanceOfSatisfying(Refunded.class, r -> assertThat(r.refundId()).startsWith("re_"));
+        assertThat(client.refund(refundKey, charged.chargeId(), AMOUNT, "EUR", "order-4"))
+                .as("same key, same refund").isEqualTo(refunded);
+    }
+
+    @Test
+    void providerThatIsDownIsUnresolvedNeverADecline() throws IOException {
+        int freePort;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            freePort = socket.getLocalPort();
+        }
+        PaymentProviderClient down = client("http://127.0.0.1:" + freePort, Duration.ofMillis(500));
+        assertThat(down.charge(UUID.randomUUID().toString(), AMOUNT, "EUR", "tok_ok", "order-5")).isInstanceOf(Unresolved.class);
+        assertThat(down.chargeStatus(UUID.randomUUID().toString())).isInstanceOf(Unresolved.class);
+        assertThat(down.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-5")).isInstanceOf(RefundFailed.class);
+    }
+
+    private static PaymentProviderClient client(String url, Duration timeout) {
+        PaymentProviderClient client = new PaymentProviderClient();
+        client.baseUrl = url;
+        client.timeout = timeout;
+        client.init();
+        return client;
+    }
+}

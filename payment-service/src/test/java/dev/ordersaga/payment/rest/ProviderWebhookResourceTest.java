@@ -1,0 +1,201 @@
+package dev.ordersaga.payment.rest;
+
+import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.eventing.OutboxWriter;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentRefunded;
+import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.payment.application.PaymentService;
+import dev.ordersaga.payment.domain.Payment;
+import dev.ordersaga.payment.domain.PaymentStatus;
+import dev.ordersaga.payment.persistence.PaymentRepository;
+import dev.ordersaga.payment.testing.OrderSaga;
+import dev.ordersaga.payment.testing.PaymentSandboxResource;
+import dev.ordersaga.payment.testing.ProviderLedger;
+import dev.ordersaga.testing.KafkaTestProducer;
+import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static dev.ordersaga.payment.testing.PaymentFixtures.orderCancelling;
+import static dev.ordersaga.payment.testing.PaymentFixtures.orderCreated;
+import static dev.ordersaga.payment.testing.PaymentFixtures.stockReserved;
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
+
+/**
+ * The provider's webhook, posted by the test as the provider would (the sandbox has no webhook URL: the
+ * application's port is not known when it starts).
+ */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+@WithTestResource(PaymentSandboxResource.class)
+class ProviderWebhookResourceTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(90);
+
+    private static KafkaTestProducer producer;
+    private static KafkaTopicProbe paymentEvents;
+
+    @Inject
+    PaymentRepository repository;
+
+    @Inject
+    PaymentService payments;
+
+    @Inject
+    OutboxWriter outbox;
+
+    @ConfigProperty(name = "payment.provider.url")
+    String providerUrl;
+
+    @BeforeAll
+    static void connect() {
+        producer = new KafkaTestProducer();
+        paymentEvents = KafkaTopicProbe.fromNow(Topics.PAYMENT_EVENTS);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        paymentEvents.close();
+        producer.close();
+    }
+
+    @Test
+    void webhookResolvesAChargeWhoseCallIsStillInFlightOnce() {
+        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-webhook");
+        Payment payment = chargeInFlight(saga);
+        String chargeId = "ch_webhook_" + UUID.randomUUID();
+
+        postWebhook(webhook("charge.succeeded", chargeId, payment.id().toString(), saga.orderId())).statusCode(204);
+        // the provider repeats itself, and stale news of a decline comes late: neither changes anything
+        postWebhook(webhook("charge.succeeded", chargeId, payment.id().toString(), saga.orderId())).statusCode(204);
+        postWebhook(webhook("charge.declined", null, payment.id().toString(), saga.orderId())).statusCode(204);
+        publishMarker(saga);
+
+        await().atMost(PATIENCE).until(() -> saga.publishedTypes().contains("PaymentFailed"));
+        List<EventEnvelope<SagaEvent>> published = saga.published();
+        assertThat(published).extracting(EventEnvelope::type).containsExactly("PaymentSucceeded", "PaymentFailed");
+        PaymentSucceeded succeeded = (PaymentSucceeded) published.get(0).payload();
+        assertThat(succeeded.providerChargeId()).isEqualTo(chargeId);
+        assertThat(succeeded.amount()).isEqualByComparingTo("21.00");
+        assertThat(published.get(0).correlationId()).isEqualTo(saga.correlationId());
+        Payment resolved = payments.findByOrderId(saga.orderId()).orElseThrow();
+        assertThat(resolved.status()).isEqualTo(PaymentStatus.SUCCEEDED);
+        assertThat(resolved.providerChargeId()).isEqualTo(chargeId);
+    }
+
+    @Test
+    void lateSettlementOfADeclinedPaymentIsReportedAndRefundedAtOnce() {
+        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-late-settlement");
+        saga.publish(orderCreated("tok_declined"));
+        saga.publish(stockReserved());
+        await().atMost(PATIENCE).until(() -> saga.publishedTypes().contains("PaymentFailed"));
+        saga.publish(orderCancelling());
+        await().atMost(PATIENCE).until(() -> saga.publishedTypes().contains("PaymentRefunded"));
+
+        ProviderLedger.Charge declined = ProviderLedger.of(providerUrl, saga.orderId()).charges().get(0);
+        assertThat(declined.status()).isEqualTo("declined");
+        ProviderLedger.settleLate(providerUrl, declined.chargeId());
+        postWebhook(webhook("charge.succeeded", declined.chargeId(), declined.idempotencyKey(), saga.orderId()))
+                .statusCode(204);
+
+        await().atMost(PATIENCE).until(() -> saga.published(PaymentRefunded.class).size() == 2);
+        assertThat(saga.publishedTypes())
+                .containsExactly("PaymentFailed", "PaymentRefunded", "PaymentSucceeded", "PaymentRefunded");
+        List<EventEnvelope<PaymentRefunded>> refunds = saga.published(PaymentRefunded.class);
+        assertThat(refunds.get(0).payload().amount()).as("nothing to refund then").isEqualByComparingTo("0");
+        assertThat(refunds.get(1).payload().amount()).as("the late charge, refunded").isEqualByComparingTo("21.00");
+        assertThat(ProviderLedger.of(providerUrl, saga.orderId()).net()).isEqualByComparingTo(BigDecimal.ZERO);
+        assertThat(payments.findByOrderId(saga.orderId()).orElseThrow().status()).isEqualTo(PaymentStatus.REFUNDED);
+    }
+
+    @Test
+    void unknownIdempotencyKeyIsNotFoundAsProblemJson() {
+        postWebhook(webhook("charge.succeeded", "ch_nobody", UUID.randomUUID().toString(), UUID.randomUUID()))
+                .statusCode(404)
+                .contentType("application/problem+json")
+                .body("status", equalTo(404))
+                .body("title", equalTo("Unknown charge"));
+        postWebhook(webhook("charge.succeeded", "ch_nobody", "not-a-payment-id", UUID.randomUUID()))
+                .statusCode(404)
+                .contentType("application/problem+json");
+    }
+
+    @Test
+    void webhookWithoutTypeOrKeyIsABadRequest() {
+        given().contentType(ContentType.JSON).body("{\"chargeId\": \"ch_1\"}")
+                .when().post("/webhooks/payment-provider")
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("violations.field", org.hamcrest.Matchers.hasItems("idempotencyKey", "type"));
+        given().contentType(ContentType.JSON).body("{not json")
+                .when().post("/webhooks/payment-provider")
+                .then().statusCode(400)
+                .contentType("application/problem+json");
+    }
+
+    /**
+     * A CHARGING payment whose worker has claimed it and is stuck in its call (the lease keeps every other worker
+     * off it for an hour): only the webhook can resolve it.
+     */
+    private Payment chargeInFlight(OrderSaga saga) {
+        return QuarkusTransaction.requiringNew().call(() -> {
+            Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+            Payment payment = Payment.forOrder(saga.orderId(), new BigDecimal("21.00"), "EUR", "tok_ok",
+                    saga.correlationId(), UUID.randomUUID(), now);
+            payment.noteStockReserved(UUID.randomUUID(), now);
+            repository.persist(payment);
+            repository.flush();
+            assertThat(repository.claimIfDue(payment.id(), now, now.plus(Duration.ofHours(1)))).isPresent();
+            return payment;
+        });
+    }
+
+    /** A later event of the same order, on the same partition: what was published before it is there before it. */
+    private void publishMarker(OrderSaga saga) {
+        try (Correlation.Scope ignored = Correlation.open(saga.correlationId(), null)) {
+            QuarkusTransaction.requiringNew().run(() -> outbox.publish(saga.orderId(), new PaymentFailed("marker", "marker")));
+        }
+    }
+
+    private static Map<String, Object> webhook(String type, String chargeId, String idempotencyKey, UUID orderId) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("type", type);
+        body.put("chargeId", chargeId);
+        body.put("idempotencyKey", idempotencyKey);
+        body.put("reference", orderId.toString());
+        body.put("amount", new BigDecimal("21.00"));
+        body.put("currency", "EUR");
+        body.put("reason", type.endsWith("declined") ? "card declined" : null);
+        return body;
+    }
+
+    private static io.restassured.response.ValidatableResponse postWebhook(Map<String, Object> body) {
+        return given().contentType(ContentType.JSON).body(body)
+                .when().post("/webhooks/payment-provider")
+                .then();
+    }
+}

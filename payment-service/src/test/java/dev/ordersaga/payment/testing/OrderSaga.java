@@ -1,0 +1,61 @@
+package dev.ordersaga.payment.testing;
+
+import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.testing.KafkaTestProducer;
+import dev.ordersaga.testing.KafkaTopicProbe;
+
+import java.util.List;
+import java.util.UUID;
+
+/** One order's saga as payment-service sees it: facts put on their topics, and what payment published. */
+public final class OrderSaga {
+
+    private final KafkaTestProducer producer;
+    private final KafkaTopicProbe paymentEvents;
+    private final UUID orderId = UUID.randomUUID();
+    private final String correlationId;
+
+    public OrderSaga(KafkaTestProducer producer, KafkaTopicProbe paymentEvents, String name) {
+        this.producer = producer;
+        this.paymentEvents = paymentEvents;
+        this.correlationId = name + "-" + orderId;
+    }
+
+    public UUID orderId() {
+        return orderId;
+    }
+
+    public String correlationId() {
+        return correlationId;
+    }
+
+    /** Publishes the fact on its producer's topic, keyed by the order, as the producer's relay would. */
+    public <E extends SagaEvent> EventEnvelope<E> publish(E event) {
+        EventEnvelope<E> envelope = EventEnvelope.of(orderId, correlationId, null, event);
+        redeliver(envelope);
+        return envelope;
+    }
+
+    /** Puts the very same event (same id) on its topic again: an at-least-once duplicate. */
+    public void redeliver(EventEnvelope<?> envelope) {
+        producer.send(envelope.topic(), orderId.toString(), EventCodec.encode(envelope));
+    }
+
+    /** What payment-service published for this order so far, in order. */
+    public List<EventEnvelope<SagaEvent>> published() {
+        return paymentEvents.matching(r -> orderId.toString().equals(r.key())).stream()
+                .map(r -> EventCodec.decode(r.value())).toList();
+    }
+
+    public List<String> publishedTypes() {
+        return published().stream().map(EventEnvelope::type).toList();
+    }
+
+    @SuppressWarnings("unchecked")
+    public <E extends SagaEvent> List<EventEnvelope<E>> published(Class<E> type) {
+        return published().stream().filter(e -> type.isInstance(e.payload())).map(e -> (EventEnvelope<E>) (EventEnvelope<?>) e)
+                .toList();
+    }
+}
