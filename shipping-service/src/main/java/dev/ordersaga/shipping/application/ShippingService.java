@@ -1,0 +1,298 @@
+package dev.ordersaga.shipping.application;
+
+import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.eventing.OutboxWriter;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.events.ShipmentCancelled;
+import dev.ordersaga.events.ShipmentRetryRequested;
+import dev.ordersaga.events.ShippingAddress;
+import dev.ordersaga.events.ShippingEvent;
+import dev.ordersaga.shipping.domain.Address;
+import dev.ordersaga.shipping.domain.RetryPolicy;
+import dev.ordersaga.shipping.domain.Shipment;
+import dev.ordersaga.shipping.domain.ShipmentStatus;
+import dev.ordersaga.shipping.persistence.ShipmentRepository;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
+import jakarta.inject.Inject;
+import jakarta.transaction.Transactional;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * One transactional method per incoming fact and per carrier outcome: load (or open) the shipment, call its state
+ * machine, hand the returned events to the outbox. The carrier itself is called by {@link ShipmentWorker}, outside
+ * any transaction; a transaction that leaves carrier work due wakes it once it committed.
+ */
+@ApplicationScoped
+public class ShippingService {
+
+    private static final Logger LOG = Logger.getLogger(ShippingService.class);
+
+    @Inject
+    ShipmentRepository shipments;
+
+    @Inject
+    OutboxWriter outbox;
+
+    @Inject
+    Event<ShipmentDue> due;
+
+    @Inject
+    MeterRegistry meters;
+
+    @ConfigProperty(name = "shipping.retry.max-attempts")
+    int maxAttempts;
+
+    @ConfigProperty(name = "shipping.retry.base-delay")
+    Duration baseDelay;
+
+    @ConfigProperty(name = "shipping.retry.max-delay")
+    Duration maxDelay;
+
+    /** How long a claimed carrier call may take before another worker may take the row over. */
+    @ConfigProperty(name = "shipping.worker.lease")
+    Duration lease;
+
+    private Counter compensationFailures;
+
+    @PostConstruct
+    void registerMeters() {
+        // registered up front, so that the alert rule sees a zero rather than no series
+        compensationFailures = meters.counter("saga.compensation.failures", "step", "shipment-cancel");
+    }
+
+    // ---- facts from other services
+
+    /** OrderCreated: the shipment learns its address (and is requested if the payment is in already). */
+    @Transactional
+    public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
+        ShippingAddress a = created.shippingAddress();
+        if (a == null || a.line1() == null) {
+            LOG.warnf("OrderCreated of order %s has no shipping address: nothing to ship", event.orderId());
+            return;
+        }
+        Shipment shipment = lockOrOpen(event);
+        if (shipment.knowsOrder()) {
+            LOG.infof("Order %s already known to shipment %s: OrderCreated %s skipped", event.orderId(), shipment.id(),
+                    event.eventId());
+            return;
+        }
+        shipment.noteOrderCreated(new Address(a.name(), a.line1(), a.line2(), a.city(), a.postalCode(), a.country()),
+                event.eventId(), Instant.now());
+        LOG.infof("Shipment %s of order %s: address known, %s", shipment.id(), event.orderId(), describe(shipment));
+        wakeIfDue(shipment);
+    }
+
+    /** PaymentSucceeded: the shipment is requested at the carrier once the order is known too. */
+    @Transactional
+    public void onPaymentSucceeded(EventEnvelope<?> event, PaymentSucceeded succeeded) {
+        Shipment shipment = lockOrOpen(event);
+        if (shipment.isPaid()) {
+            LOG.infof("Payment of order %s already known to shipment %s: PaymentSucceeded %s skipped", event.orderId(),
+                    shipment.id(), event.eventId());
+            return;
+        }
+        shipment.notePaid(event.eventId(), Instant.now());
+        LOG.infof("Shipment %s of order %s: paid (%s), %s", shipment.id(), event.orderId(), succeeded.paymentId(),
+                describe(shipment));
+        wakeIfDue(shipment);
+    }
+
+    /** OrderCancelling: answered exactly once with ShipmentCancelled, at once or after the carrier has cancelled. */
+    @Transactional
+    public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling) {
+        Shipment shipment = lockOrOpen(event);
+        if (shipment.isCancellationUnderway()) {
+            LOG.infof("Shipment %s of order %s is already %s: OrderCancelling %s skipped", shipment.id(),
+                    event.orderId(), shipment.isCancelRequested() ? "to be cancelled" : shipment.status(),
+                    event.eventId());
+            return;
+        }
+        ShipmentStatus before = shipment.status();
+        Optional<ShipmentCancelled> answer = shipment.cancel(event.eventId(), Instant.now());
+        answer.ifPresent(cancelled -> publish(shipment, cancelled));
+        if (answer.isPresent()) {
+            LOG.infof("Shipment %s of order %s cancelled from %s (%s): nothing to undo at the carrier", shipment.id(),
+                    event.orderId(), before, cancelling.reason());
+        } else if (shipment.isCancelRequested()) {
+            LOG.infof("Shipment %s of order %s: cancel requested (%s) while the carrier is being called; answered "
+                    + "once the call resolved", shipment.id(), event.orderId(), cancelling.reason());
+        } else {
+            LOG.infof("Shipment %s of order %s: cancelling at the carrier (%s)", shipment.id(), event.orderId(),
+                    cancelling.reason());
+        }
+        wakeIfDue(shipment);
+    }
+
+    /** ShipmentRetryRequested: an operator asks to try the carrier again for a shipment on hold. */
+    @Transactional
+    public void onShipmentRetryRequested(EventEnvelope<?> event, ShipmentRetryRequested retry) {
+        Optional<Shipment> found = shipments.lockByOrderId(event.orderId());
+        if (found.isEmpty()) {
+            LOG.infof("Retry of the shipment of order %s requested by %s, but this order has no shipment: skipped",
+                    event.orderId(), retry.requestedBy());
+            return;
+        }
+        Shipment shipment = found.get();
+        if (shipment.status() != ShipmentStatus.ON_HOLD) {
+            LOG.warnf("Retry of shipment %s of order %s requested by %s, but it is %s, not ON_HOLD: skipped",
+                    shipment.id(), event.orderId(), retry.requestedBy(), shipment.status());
+            return;
+        }
+        shipment.requestRetry(event.eventId(), Instant.now());
+        LOG.infof("Shipment %s of order %s: retry requested by %s, attempts reset", shipment.id(), event.orderId(),
+                retry.requestedBy());
+        wakeIfDue(shipment);
+    }
+
+    // ---- the worker's side: claims and carrier outcomes
+
+    /** Claims the shipment for a carrier call if one is due and nobody is making it. */
+    @Transactional
+    public Optional<CarrierWork> claim(UUID shipmentId) {
+        Instant now = Instant.now();
+        return shipments.lockByIdUnlessLocked(shipmentId)
+                .filter(shipment -> shipment.isDue(now))
+                .map(shipment -> {
+                    shipment.startAttempt(now, lease);
+                    return CarrierWork.of(shipment);
+                });
+    }
+
+    /** Claims up to {@code limit} shipments whose carrier call is due; rows another replica holds are skipped. */
+    @Transactional
+    public List<CarrierWork> claimDue(int limit) {
+        Instant now = Instant.now();
+        return shipments.lockDue(now, limit).stream()
+                .filter(shipment -> shipment.isDue(now))
+                .map(shipment -> {
+                    shipment.startAttempt(now, lease);
+                    return CarrierWork.of(shipment);
+                })
+                .toList();
+    }
+
+    @Transactional
+    public void onCreatedAtCarrier(UUID shipmentId, String carrierShipmentId) {
+        Shipment shipment = lock(shipmentId);
+        publish(shipment, shipment.noteCreated(carrierShipmentId, Instant.now()));
+        LOG.infof("Shipment %s of order %s created at the carrier as %s", shipmentId, shipment.orderId(),
+                carrierShipmentId);
+        if (shipment.status() == ShipmentStatus.CANCELLING) {
+            LOG.infof("Shipment %s of order %s: the order was cancelled during the call, cancelling at the carrier",
+                    shipmentId, shipment.orderId());
+        }
+        wakeIfDue(shipment);
+    }
+
+    @Transactional
+    public void onRejectedByCarrier(UUID shipmentId, String reason) {
+        Shipment shipment = lock(shipmentId);
+        List<ShippingEvent> events = shipment.noteRejected(reason, Instant.now());
+        events.forEach(event -> publish(shipment, event));
+        LOG.warnf("Shipment %s of order %s rejected by the carrier: %s%s", shipmentId, shipment.orderId(), reason,
+                shipment.status() == ShipmentStatus.CANCELLED ? "; the order's cancellation is answered" : "");
+    }
+
+    @Transactional
+    public void onCarrierUnavailable(UUID shipmentId, String reason, boolean uncertain) {
+        Shipment shipment = lock(shipmentId);
+        List<ShippingEvent> events = shipment.noteCarrierUnavailable(reason, uncertain, Instant.now(), retryPolicy());
+        events.forEach(event -> publish(shipment, event));
+        switch (shipment.status()) {
+            case REQUESTED -> LOG.warnf("Carrier unavailable for shipment %s of order %s (attempt %d of %d): %s; "
+                            + "next attempt at %s", shipmentId, shipment.orderId(), shipment.attempts(), maxAttempts,
+                    reason, shipment.nextAttemptAt());
+            case ON_HOLD -> LOG.warnf("Shipment %s of order %s ON HOLD after %d attempts (%s): waiting for an operator; "
+                    + "nothing is refunded or cancelled", shipmentId, shipment.orderId(), shipment.attempts(), reason);
+            default -> LOG.infof("Carrier unavailable for shipment %s of order %s (%s); the order is cancelled: no "
+                    + "further attempt, shipment %s", shipmentId, shipment.orderId(), reason, shipment.status());
+        }
+        wakeIfDue(shipment);
+    }
+
+    @Transactional
+    public void onCancelledAtCarrier(UUID shipmentId, String carrierShipmentId) {
+        Shipment shipment = lock(shipmentId);
+        publish(shipment, shipment.noteCancelled(carrierShipmentId, Instant.now()));
+        LOG.infof("Shipment %s of order %s cancelled at the carrier (%s)", shipmentId, shipment.orderId(),
+                carrierShipmentId == null ? "the carrier has none" : carrierShipmentId);
+    }
+
+    /** A failed compensation: alert, count, and schedule the next attempt (there is always one). */
+    @Transactional
+    public void onCancelFailed(UUID shipmentId, String reason) {
+        Shipment shipment = lock(shipmentId);
+        shipment.noteCancelFailed(reason, Instant.now(), retryPolicy());
+        compensationFailures.increment();
+        LOG.errorf("ALERT compensation failed: shipment cancel of order %s (shipment %s) attempt %d: %s; next attempt at %s",
+                shipment.orderId(), shipmentId, shipment.cancelAttempts(), reason, shipment.nextAttemptAt());
+        wakeIfDue(shipment);
+    }
+
+    @Transactional
+    public Optional<Shipment> find(UUID orderId) {
+        return shipments.findByOrderId(orderId);
+    }
+
+    // ----
+
+    RetryPolicy retryPolicy() {
+        return new RetryPolicy(maxAttempts, baseDelay, maxDelay);
+    }
+
+    private Shipment lockOrOpen(EventEnvelope<?> event) {
+        shipments.lockOrder(event.orderId());
+        return shipments.lockByOrderId(event.orderId()).orElseGet(() -> {
+            Shipment shipment = Shipment.open(event.orderId(), event.correlationId(), Instant.now());
+            shipments.persist(shipment);
+            return shipment;
+        });
+    }
+
+    private Shipment lock(UUID shipmentId) {
+        return shipments.lockById(shipmentId)
+                .orElseThrow(() -> new IllegalStateException("no shipment " + shipmentId));
+    }
+
+    /** A cancellation answers the OrderCancelling that asked for it, whichever step publishes it. */
+    private void publish(Shipment shipment, ShippingEvent event) {
+        Correlation.Context context = Correlation.current()
+                .orElseThrow(() -> new IllegalStateException("no correlation scope open for shipment " + shipment.id()));
+        UUID cause = shipment.cancelCausedByEventId();
+        if (event instanceof ShipmentCancelled && cause != null && !cause.equals(context.causationId())) {
+            try (Correlation.Scope ignored = Correlation.open(context.correlationId(), cause)) {
+                outbox.publish(shipment.orderId(), event);
+            }
+        } else {
+            outbox.publish(shipment.orderId(), event);
+        }
+    }
+
+    private void wakeIfDue(Shipment shipment) {
+        if (shipment.status().hasCarrierWork() && shipment.nextAttemptAt() != null) {
+            due.fire(new ShipmentDue(shipment.id(), shipment.nextAttemptAt()));
+        }
+    }
+
+    private static String describe(Shipment shipment) {
+        return switch (shipment.status()) {
+            case REQUESTED -> "requesting it at the carrier";
+            case PENDING -> shipment.knowsOrder() ? "waiting for the payment" : "waiting for the order";
+            default -> "shipment " + shipment.status() + ", no forward step";
+        };
+    }
+}

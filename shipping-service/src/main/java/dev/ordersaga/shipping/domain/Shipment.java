@@ -1,0 +1,490 @@
+package dev.ordersaga.shipping.domain;
+
+import dev.ordersaga.events.ShipmentCancelled;
+import dev.ordersaga.events.ShipmentCreated;
+import dev.ordersaga.events.ShipmentFailed;
+import dev.ordersaga.events.ShipmentOnHold;
+import dev.ordersaga.events.ShippingEvent;
+import jakarta.persistence.Column;
+import jakarta.persistence.Embedded;
+import jakarta.persistence.Entity;
+import jakarta.persistence.EnumType;
+import jakarta.persistence.Enumerated;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import jakarta.persistence.Version;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The shipment of one order and its state machine. Every transition is a method named after the fact it records;
+ * it checks the current state and returns the events to publish, which the caller hands to the outbox in the same
+ * transaction. No other class sets the status.
+ *
+ * <pre>
+ * PENDING -> REQUESTED -> CREATED | REJECTED | ON_HOLD
+ * ON_HOLD -> REQUESTED                       (operator retry, attempts reset)
+ * CREATED -> CANCELLING -> CANCELLED
+ * PENDING | ON_HOLD | REJECTED -> CANCELLED
+ * </pre>
+ *
+ * <p>The carrier is called outside any transaction. While a call is under way the row is <em>claimed</em>
+ * ({@code claimedUntil}, a lease that a crashed caller cannot hold for ever); a cancellation that arrives meanwhile is
+ * recorded ({@code cancelRequested}) and answered once the call resolved. The schedule of the next attempt
+ * ({@code attempts}, {@code nextAttemptAt}) lives in the row, so a restart neither loses nor resets it.
+ *
+ * <p>Whether a shipment may exist at the carrier without us knowing its id ({@code creationUncertain}: a create call
+ * timed out, or a caller died before recording the answer) decides how a cancellation ends: if it may, the shipment
+ * is looked up by its idempotency key and cancelled (CANCELLING); if it cannot, the answer is immediate.
+ */
+@Entity
+@Table(name = "shipment")
+public class Shipment {
+
+    private static final int MAX_ERROR_LENGTH = 1000;
+
+    /** Also the idempotency key of the create call at the carrier. */
+    @Id
+    private UUID id;
+
+    @Column(name = "order_id", nullable = false, unique = true)
+    private UUID orderId;
+
+    @Enumerated(EnumType.STRING)
+    @Column(nullable = false)
+    private ShipmentStatus status;
+
+    /** Null until OrderCreated was heard. */
+    @Embedded
+    private Address address;
+
+    @Column(nullable = false)
+    private boolean paid;
+
+    @Column(name = "cancel_requested", nullable = false)
+    private boolean cancelRequested;
+
+    @Column(name = "creation_uncertain", nullable = false)
+    private boolean creationUncertain;
+
+    /** Failed create attempts since the step (re)started. */
+    @Column(nullable = false)
+    private int attempts;
+
+    /** Failed cancel attempts of the compensation. */
+    @Column(name = "cancel_attempts", nullable = false)
+    private int cancelAttempts;
+
+    /** When the carrier is to be called next; null when there is nothing to call. */
+    @Column(name = "next_attempt_at")
+    private Instant nextAttemptAt;
+
+    /** Set while a carrier call is under way: the lease of the caller. */
+    @Column(name = "claimed_until")
+    private Instant claimedUntil;
+
+    @Column(name = "carrier_shipment_id")
+    private String carrierShipmentId;
+
+    @Column(name = "last_error")
+    private String lastError;
+
+    @Column(name = "correlation_id", nullable = false)
+    private String correlationId;
+
+    /** The event that started the forward step (PaymentSucceeded, OrderCreated or ShipmentRetryRequested). */
+    @Column(name = "caused_by_event_id")
+    private UUID causedByEventId;
+
+    /** The OrderCancelling this shipment answers. */
+    @Column(name = "cancel_caused_by_event_id")
+    private UUID cancelCausedByEventId;
+
+    @Column(name = "created_at", nullable = false)
+    private Instant createdAt;
+
+    @Column(name = "updated_at", nullable = false)
+    private Instant updatedAt;
+
+    @Version
+    private long version;
+
+    protected Shipment() {
+    }
+
+    /** The first fact about an order, whichever it is: a PENDING shipment that knows nothing yet. */
+    public static Shipment open(UUID orderId, String correlationId, Instant now) {
+        Shipment shipment = new Shipment();
+        shipment.id = UUID.randomUUID();
+        shipment.orderId = Objects.requireNonNull(orderId, "orderId");
+        shipment.correlationId = Objects.requireNonNull(correlationId, "correlationId");
+        shipment.status = ShipmentStatus.PENDING;
+        shipment.createdAt = now;
+        shipment.updatedAt = now;
+        return shipment;
+    }
+
+    /** OrderCreated: the address is known. PENDING stays PENDING, or becomes REQUESTED if the payment is in. */
+    public void noteOrderCreated(Address address, UUID causedBy, Instant now) {
+        Objects.requireNonNull(address, "address");
+        if (this.address != null) {
+            throw illegal("noteOrderCreated");
+        }
+        switch (status) {
+            case PENDING -> {
+                this.address = address;
+                if (paid) {
+                    request(causedBy, now);
+                } else {
+                    touch(now);
+                }
+            }
+            // cancelled before the order was heard of: remember it, never take the forward step
+            case CANCELLED -> {
+                this.address = address;
+                touch(now);
+            }
+            default -> throw illegal("noteOrderCreated");
+        }
+    }
+
+    /**
+     * PaymentSucceeded: PENDING stays PENDING (the order is not known yet) or becomes REQUESTED. A cancelled
+     * shipment only records it: payment refunds on its own.
+     */
+    public void notePaid(UUID causedBy, Instant now) {
+        if (paid) {
+            throw illegal("notePaid");
+        }
+        switch (status) {
+            case PENDING -> {
+                paid = true;
+                if (address != null) {
+                    request(causedBy, now);
+                } else {
+                    touch(now);
+                }
+            }
+            case CANCELLED -> {
+                paid = true;
+                touch(now);
+            }
+            default -> throw illegal("notePaid");
+        }
+    }
+
+    /** A worker claims the row to call the carrier (create in REQUESTED, cancel in CANCELLING) until the lease ends. */
+    public void startAttempt(Instant now, Duration lease) {
+        switch (status) {
+            case REQUESTED, CANCELLING -> {
+                if (isInFlight(now)) {
+                    throw illegal("startAttempt");
+                }
+                if (status == ShipmentStatus.REQUESTED && claimedUntil != null) {
+                    // the previous caller's lease ran out without an answer recorded: its call may have gone through
+                    creationUncertain = true;
+                }
+                claimedUntil = now.plus(lease);
+                touch(now);
+            }
+            default -> throw illegal("startAttempt");
+        }
+    }
+
+    /** The carrier created the shipment: REQUESTED -> CREATED, and on to CANCELLING if the order was cancelled meanwhile. */
+    public ShipmentCreated noteCreated(String carrierShipmentId, Instant now) {
+        Objects.requireNonNull(carrierShipmentId, "carrierShipmentId");
+        switch (status) {
+            case REQUESTED -> {
+                this.carrierShipmentId = carrierShipmentId;
+                status = ShipmentStatus.CREATED;
+                clearSchedule();
+                if (cancelRequested) {
+                    startCancelling(now);
+                }
+                touch(now);
+            }
+            default -> throw illegal("noteCreated");
+        }
+        return new ShipmentCreated(id.toString(), carrierShipmentId);
+    }
+
+    /** The carrier refused the shipment for good: REQUESTED -> REJECTED (-> CANCELLED if the order was cancelled meanwhile). */
+    public List<ShippingEvent> noteRejected(String reason, Instant now) {
+        List<ShippingEvent> events = new ArrayList<>();
+        switch (status) {
+            case REQUESTED -> {
+                status = ShipmentStatus.REJECTED;
+                lastError = truncate(reason);
+                clearSchedule();
+                events.add(new ShipmentFailed(id.toString(), reason));
+                if (cancelRequested) {
+                    events.add(finishCancelling());
+                }
+                touch(now);
+            }
+            default -> throw illegal("noteRejected");
+        }
+        return events;
+    }
+
+    /**
+     * The carrier did not create the shipment this time (503, timeout, connection error): one more failed attempt,
+     * the next one scheduled with backoff; after the last one, ON_HOLD for an operator (nothing is undone). If the
+     * order was cancelled meanwhile, no further attempt is made: the cancellation is answered instead.
+     *
+     * @param uncertain the call may have reached the carrier (a timeout): a shipment may exist there
+     */
+    public List<ShippingEvent> noteCarrierUnavailable(String error, boolean uncertain, Instant now, RetryPolicy policy) {
+        List<ShippingEvent> events = new ArrayList<>();
+        switch (status) {
+            case REQUESTED -> {
+                attempts++;
+                lastError = truncate(error);
+                creationUncertain |= uncertain;
+                claimedUntil = null;
+                if (cancelRequested) {
+                    abandonForCancellation(now).ifPresent(events::add);
+                } else if (attempts >= policy.maxAttempts()) {
+                    status = ShipmentStatus.ON_HOLD;
+                    nextAttemptAt = null;
+                    events.add(new ShipmentOnHold(id.toString(), "carrier unavailable after " + attempts + " attempts", attempts));
+                } else {
+                    nextAttemptAt = now.plus(policy.delayAfter(attempts));
+                }
+                touch(now);
+            }
+            default -> throw illegal("noteCarrierUnavailable");
+        }
+        return events;
+    }
+
+    /** ShipmentRetryRequested: an operator asks to try again. ON_HOLD -> REQUESTED with the attempts reset. */
+    public void requestRetry(UUID causedBy, Instant now) {
+        switch (status) {
+            case ON_HOLD -> request(causedBy, now);
+            default -> throw illegal("requestRetry");
+        }
+    }
+
+    /**
+     * OrderCancelling. Answers at once where nothing can exist at the carrier (PENDING, REJECTED, ON_HOLD, REQUESTED
+     * between attempts); records the request while a create call is under way; starts the cancellation at the
+     * carrier for a created shipment (or one that may have been created). A second cancellation is refused.
+     *
+     * @return the answer, if it can be given now
+     */
+    public Optional<ShipmentCancelled> cancel(UUID causedBy, Instant now) {
+        if (cancelRequested) {
+            throw illegal("cancel");
+        }
+        Optional<ShipmentCancelled> answer;
+        switch (status) {
+            case PENDING, REJECTED -> answer = Optional.of(finishCancelling());
+            case ON_HOLD -> answer = abandonForCancellation(now);
+            case REQUESTED -> {
+                if (isInFlight(now)) {
+                    cancelRequested = true;
+                    answer = Optional.empty();
+                } else {
+                    answer = abandonForCancellation(now);
+                }
+            }
+            case CREATED -> {
+                startCancelling(now);
+                answer = Optional.empty();
+            }
+            default -> throw illegal("cancel");
+        }
+        cancelCausedByEventId = causedBy;
+        touch(now);
+        return answer;
+    }
+
+    /**
+     * The carrier confirmed the cancellation, or has no shipment for this order: CANCELLING -> CANCELLED.
+     *
+     * @param carrierShipmentId the carrier's id, if the cancellation had to look it up first; may be null
+     */
+    public ShipmentCancelled noteCancelled(String carrierShipmentId, Instant now) {
+        ShipmentCancelled event;
+        switch (status) {
+            case CANCELLING -> {
+                if (carrierShipmentId != null) {
+                    this.carrierShipmentId = carrierShipmentId;
+                }
+                event = finishCancelling();
+                touch(now);
+            }
+            default -> throw illegal("noteCancelled");
+        }
+        return event;
+    }
+
+    /** The cancellation failed: a failed compensation, tried again with backoff, for ever. Stays CANCELLING. */
+    public void noteCancelFailed(String error, Instant now, RetryPolicy policy) {
+        switch (status) {
+            case CANCELLING -> {
+                cancelAttempts++;
+                lastError = truncate(error);
+                claimedUntil = null;
+                nextAttemptAt = now.plus(policy.delayAfter(cancelAttempts));
+                touch(now);
+            }
+            default -> throw illegal("noteCancelFailed");
+        }
+    }
+
+    private void request(UUID causedBy, Instant now) {
+        status = ShipmentStatus.REQUESTED;
+        attempts = 0;
+        nextAttemptAt = now;
+        claimedUntil = null;
+        causedByEventId = causedBy;
+        touch(now);
+    }
+
+    /** No create call is under way: answer the cancellation now, or check at the carrier first if one may exist. */
+    private Optional<ShipmentCancelled> abandonForCancellation(Instant now) {
+        if (mayExistAtCarrier()) {
+            startCancelling(now);
+            return Optional.empty();
+        }
+        return Optional.of(finishCancelling());
+    }
+
+    private void startCancelling(Instant now) {
+        status = ShipmentStatus.CANCELLING;
+        cancelAttempts = 0;
+        nextAttemptAt = now;
+        claimedUntil = null;
+    }
+
+    private ShipmentCancelled finishCancelling() {
+        status = ShipmentStatus.CANCELLED;
+        clearSchedule();
+        return new ShipmentCancelled(id.toString());
+    }
+
+    private void clearSchedule() {
+        nextAttemptAt = null;
+        claimedUntil = null;
+    }
+
+    private boolean mayExistAtCarrier() {
+        // a claim that was never resolved is a call whose answer we do not know
+        return carrierShipmentId != null || creationUncertain || claimedUntil != null;
+    }
+
+    private void touch(Instant now) {
+        updatedAt = now;
+    }
+
+    private IllegalTransitionException illegal(String transition) {
+        return new IllegalTransitionException(status, transition);
+    }
+
+    private static String truncate(String error) {
+        if (error == null || error.length() <= MAX_ERROR_LENGTH) {
+            return error;
+        }
+        return error.substring(0, MAX_ERROR_LENGTH);
+    }
+
+    /** A carrier call is under way (claimed and the lease has not run out). */
+    public boolean isInFlight(Instant now) {
+        return claimedUntil != null && claimedUntil.isAfter(now);
+    }
+
+    /** The carrier is to be called now: create or cancel work, its time has come, and nobody is calling already. */
+    public boolean isDue(Instant now) {
+        return status.hasCarrierWork() && nextAttemptAt != null && !nextAttemptAt.isAfter(now) && !isInFlight(now);
+    }
+
+    /** OrderCancelling was heard already (answered, being answered, or waiting for a call to resolve). */
+    public boolean isCancellationUnderway() {
+        return cancelRequested || status == ShipmentStatus.CANCELLING || status == ShipmentStatus.CANCELLED;
+    }
+
+    public boolean knowsOrder() {
+        return address != null;
+    }
+
+    public UUID id() {
+        return id;
+    }
+
+    public UUID orderId() {
+        return orderId;
+    }
+
+    public ShipmentStatus status() {
+        return status;
+    }
+
+    public Address address() {
+        return address;
+    }
+
+    public boolean isPaid() {
+        return paid;
+    }
+
+    public boolean isCancelRequested() {
+        return cancelRequested;
+    }
+
+    public boolean isCreationUncertain() {
+        return creationUncertain;
+    }
+
+    public int attempts() {
+        return attempts;
+    }
+
+    public int cancelAttempts() {
+        return cancelAttempts;
+    }
+
+    public Instant nextAttemptAt() {
+        return nextAttemptAt;
+    }
+
+    public Instant claimedUntil() {
+        return claimedUntil;
+    }
+
+    public String carrierShipmentId() {
+        return carrierShipmentId;
+    }
+
+    public String lastError() {
+        return lastError;
+    }
+
+    public String correlationId() {
+        return correlationId;
+    }
+
+    public UUID causedByEventId() {
+        return causedByEventId;
+    }
+
+    public UUID cancelCausedByEventId() {
+        return cancelCausedByEventId;
+    }
+
+    public Instant createdAt() {
+        return createdAt;
+    }
+
+    public Instant updatedAt() {
+        return updatedAt;
+    }
+}

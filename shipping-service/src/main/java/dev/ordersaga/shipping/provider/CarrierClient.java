@@ -1,0 +1,231 @@
+package dev.ordersaga.shipping.provider;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The carrier's HTTP API, and nothing else: every call carries an idempotency key and ends within the configured
+ * timeout. Answers are classified, never thrown: what to do with them is the caller's business.
+ */
+@ApplicationScoped
+public class CarrierClient {
+
+    private static final ObjectMapper JSON = JsonMapper.builder()
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .build();
+
+    private final String baseUrl;
+    private final Duration timeout;
+    private final HttpClient http;
+
+    @Inject
+    public CarrierClient(@ConfigProperty(name = "shipping.carrier.url") String baseUrl,
+                         @ConfigProperty(name = "shipping.carrier.timeout") Duration timeout) {
+        this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl").replaceAll("/+$", "");
+        this.timeout = Objects.requireNonNull(timeout, "timeout");
+        this.http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(timeout)
+                .build();
+    }
+
+    /** The parcel's destination, in the carrier's terms. */
+    public record Destination(String name, String line1, String line2, String city, String postalCode, String country) {
+    }
+
+    public sealed interface CreateResult {
+    }
+
+    /** The carrier holds a shipment for the idempotency key (new, or the one an earlier call created). */
+    public record Created(String carrierShipmentId) implements CreateResult {
+    }
+
+    /** The carrier refuses the shipment for good (422). */
+    public record Rejected(String reason) implements CreateResult {
+    }
+
+    /**
+     * No shipment this time.
+     *
+     * @param uncertain true if the call may have reached the carrier and its answer was lost (timeout, broken
+     *                  connection, a 5xx other than 503): a shipment may exist under the idempotency key; false if
+     *                  the carrier certainly created nothing (503, connection refused)
+     */
+    public record Unavailable(String reason, boolean uncertain) implements CreateResult {
+    }
+
+    public sealed interface LookupResult {
+    }
+
+    public record Found(String carrierShipmentId, String status) implements LookupResult {
+    }
+
+    public record NotFound() implements LookupResult {
+    }
+
+    public record LookupFailed(String reason) implements LookupResult {
+    }
+
+    public sealed interface CancelResult {
+    }
+
+    public record Cancelled() implements CancelResult {
+    }
+
+    /** The carrier has no shipment with this id (404): there is nothing to cancel. */
+    public record UnknownShipment() implements CancelResult {
+    }
+
+    public record CancelFailed(String reason) implements CancelResult {
+    }
+
+    /** POST /v1/shipments with {@code Idempotency-Key: <idempotencyKey>}. */
+    public CreateResult create(String idempotencyKey, String reference, Destination destination) {
+        String body = write(Map.of("reference", reference, "address", destination));
+        HttpResponse<String> response;
+        try {
+            response = send(HttpRequest.newBuilder(uri("/v1/shipments"))
+                    .header("Idempotency-Key", idempotencyKey)
+                    .POST(HttpRequest.BodyPublishers.ofString(body)));
+        } catch (IOException e) {
+            return new Unavailable(failure(e), !neverSent(e));
+        }
+        int status = response.statusCode();
+        if (status == 200 || status == 201) {
+            String carrierId = field(response.body(), "shipmentId");
+            return carrierId == null
+                    ? new Unavailable("carrier answered " + status + " without a shipment id", true)
+                    : new Created(carrierId);
+        }
+        if (status == 422) {
+            String reason = field(response.body(), "reason");
+            return new Rejected(reason == null ? "rejected by the carrier" : reason);
+        }
+        // 503 is the carrier saying it did nothing; any other 5xx may have done something
+        boolean uncertain = status >= 500 && status != 503;
+        return new Unavailable("carrier answered " + status + describe(response.body()), uncertain);
+    }
+
+    /** GET /v1/shipments/{idempotencyKey}: the shipment an earlier create call made, if any. */
+    public LookupResult find(String idempotencyKey) {
+        HttpResponse<String> response;
+        try {
+            response = send(HttpRequest.newBuilder(uri("/v1/shipments/" + encode(idempotencyKey))).GET());
+        } catch (IOException e) {
+            return new LookupFailed(failure(e));
+        }
+        int status = response.statusCode();
+        if (status == 200) {
+            String carrierId = field(response.body(), "shipmentId");
+            return carrierId == null
+                    ? new LookupFailed("carrier answered 200 without a shipment id")
+                    : new Found(carrierId, field(response.body(), "status"));
+        }
+        if (status == 404) {
+            return new NotFound();
+        }
+        return new LookupFailed("carrier answered " + status + describe(response.body()));
+    }
+
+    /** POST /v1/shipments/{carrierShipmentId}/cancel with {@code Idempotency-Key: <idempotencyKey>}. */
+    public CancelResult cancel(String carrierShipmentId, String idempotencyKey) {
+        HttpResponse<String> response;
+        try {
+            response = send(HttpRequest.newBuilder(uri("/v1/shipments/" + encode(carrierShipmentId) + "/cancel"))
+                    .header("Idempotency-Key", idempotencyKey)
+                    .POST(HttpRequest.BodyPublishers.noBody()));
+        } catch (IOException e) {
+            return new CancelFailed(failure(e));
+        }
+        int status = response.statusCode();
+        if (status == 200 || status == 201) {
+            return new Cancelled();
+        }
+        if (status == 404) {
+            return new UnknownShipment();
+        }
+        return new CancelFailed("carrier answered " + status + describe(response.body()));
+    }
+
+    private HttpResponse<String> send(HttpRequest.Builder request) throws IOException {
+        try {
+            return http.send(request.timeout(timeout)
+                            .header("Content-Type", "application/json")
+                            .header("Accept", "application/json")
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for the carrier", e);
+        }
+    }
+
+    /** The request never reached the carrier: no connection was made. */
+    private static boolean neverSent(IOException e) {
+        return e instanceof ConnectException || e instanceof HttpConnectTimeoutException;
+    }
+
+    private URI uri(String path) {
+        return URI.create(baseUrl + path);
+    }
+
+    private String failure(IOException e) {
+        if (e instanceof HttpConnectTimeoutException) {
+            return "no connection to the carrier within " + timeout.toMillis() + " ms";
+        }
+        if (e instanceof HttpTimeoutException) {
+            return "no answer from the carrier within " + timeout.toMillis() + " ms";
+        }
+        return "carrier unreachable: " + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage());
+    }
+
+    private static String encode(String segment) {
+        return URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    private static String write(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("cannot encode carrier request", e);
+        }
+    }
+
+    private static String field(String body, String name) {
+        try {
+            JsonNode node = JSON.readTree(body == null ? "" : body);
+            JsonNode value = node == null ? null : node.get(name);
+            return value == null || value.isNull() ? null : value.asText();
+        } catch (JsonProcessingException e) {
+            return null;
+        }
+    }
+
+    private static String describe(String body) {
+        String reason = field(body, "reason");
+        if (reason == null) {
+            reason = field(body, "error");
+        }
+        return reason == null ? "" : ": " + reason;
+    }
+}

@@ -1,0 +1,264 @@
+package dev.ordersaga.shipping.application;
+
+import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.ShipmentCancelled;
+import dev.ordersaga.events.ShipmentCreated;
+import dev.ordersaga.events.ShipmentOnHold;
+import dev.ordersaga.shipping.domain.Shipment;
+import dev.ordersaga.shipping.domain.ShipmentStatus;
+import dev.ordersaga.shipping.provider.CarrierClient;
+import dev.ordersaga.shipping.testing.CarrierSandboxApi;
+import dev.ordersaga.shipping.testing.CarrierSandboxResource;
+import dev.ordersaga.shipping.testing.CarrierWorkload;
+import dev.ordersaga.shipping.testing.SagaEvents;
+import dev.ordersaga.shipping.testing.ShippingEventsProbe;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static dev.ordersaga.shipping.testing.SagaEvents.orderCancelling;
+import static dev.ordersaga.shipping.testing.SagaEvents.orderCreated;
+import static dev.ordersaga.shipping.testing.SagaEvents.paymentSucceeded;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The worker: its schedule lives in the rows, and a cancellation waits for the call under way. */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+@WithTestResource(CarrierSandboxResource.class)
+class ShipmentWorkerTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final CarrierClient.Destination ADA = new CarrierClient.Destination("Ada Lovelace",
+            "12 St James Square", null, "London", "SW1Y 4JH", "GB");
+
+    private static SagaEvents events;
+    private static ShippingEventsProbe published;
+
+    @Inject
+    ShippingService shipping;
+
+    @Inject
+    DataSource dataSource;
+
+    @Inject
+    ShipmentWorker worker;
+
+    @Inject
+    CarrierClient carrierClient;
+
+    @ConfigProperty(name = "shipping.carrier.url")
+    String carrierUrl;
+
+    @BeforeAll
+    static void connect() {
+        events = new SagaEvents();
+        published = new ShippingEventsProbe();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        published.close();
+        events.close();
+    }
+
+    @AfterEach
+    void carrierBackToNormal() {
+        carrier().outage(0);
+        carrier().slow(0);
+    }
+
+    /**
+     * A row as a previous process left it when it stopped: three failed attempts, the fourth due in a few seconds.
+     * This process never saw it happen; it goes on from the row: not before the persisted time, and counting on from
+     * three (max 5: on hold after two more failures, not five).
+     */
+    @Test
+    void retryScheduleIsPersistedAndContinuedFromTheRow() throws Exception {
+        CarrierWorkload.awaitIdle(dataSource);
+        UUID orderId = UUID.randomUUID();
+        String correlationId = "shipping-test-" + orderId;
+        UUID paymentEventId = UUID.randomUUID();
+        Instant nextAttempt = Instant.now().plusSeconds(3).truncatedTo(ChronoUnit.MICROS); // as PostgreSQL keeps it
+        insertRequestedShipment(orderId, correlationId, paymentEventId, 3, nextAttempt);
+        carrier().outage(50);
+
+        await().during(Duration.ofMillis(1500)).atMost(Duration.ofMillis(2500))
+                .until(() -> row(orderId).attempts() == 3 && Instant.now().isBefore(nextAttempt));
+        assertThat(row(orderId).nextAttemptAt()).isEqualTo(nextAttempt);
+
+        Shipment fourth = await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+                .until(() -> row(orderId), s -> s.attempts() >= 4);
+        assertThat(fourth.attempts()).isEqualTo(4);
+        assertThat(fourth.status()).isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(fourth.lastError()).contains("503");
+        assertThat(Duration.between(fourth.updatedAt(), fourth.nextAttemptAt()))
+                .as("base 100ms * 2^(4-1)").isEqualTo(Duration.ofMillis(800));
+
+        EventEnvelope<ShipmentOnHold> onHold = published.await(orderId, ShipmentOnHold.class, WAIT);
+        assertThat(onHold.payload().attempts()).isEqualTo(5);
+        assertThat(onHold.payload().reason()).isEqualTo("carrier unavailable after 5 attempts");
+        assertThat(onHold.correlationId()).as("the scope reopened from the row").isEqualTo(correlationId);
+        assertThat(onHold.causationId()).isEqualTo(paymentEventId);
+        Shipment held = row(orderId);
+        assertThat(held.status()).isEqualTo(ShipmentStatus.ON_HOLD);
+        assertThat(held.attempts()).isEqualTo(5);
+        assertThat(held.nextAttemptAt()).isNull();
+        assertThat(carrier().shipmentsOf(orderId)).isEmpty();
+    }
+
+    @Test
+    void cancelRequestedWhileTheCreateCallIsInFlightIsCancelledAtTheCarrierAfterwards() {
+        CarrierWorkload.awaitIdle(dataSource);
+        SagaEvents.Saga saga = events.saga();
+        carrier().slow(1500); // the carrier creates at once and holds its answer back
+        saga.send(orderCreated());
+        saga.send(paymentSucceeded());
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+                .until(() -> !carrier().shipmentsOf(saga.orderId()).isEmpty());
+        assertThat(row(saga.orderId()).isInFlight(Instant.now())).isTrue();
+
+        EventEnvelope<OrderCancelling> cancelling = saga.envelope(orderCancelling());
+        try (Correlation.Scope ignored = Correlation.open(saga.correlationId(), cancelling.eventId())) {
+            shipping.onOrderCancelling(cancelling, cancelling.payload());
+        }
+        carrier().slow(0);
+        Shipment waiting = row(saga.orderId());
+        assertThat(waiting.status()).as("the call is still under way").isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(waiting.isCancelRequested()).isTrue();
+
+        EventEnvelope<ShipmentCancelled> cancelled = published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
+
+        assertThat(cancelled.causationId()).isEqualTo(cancelling.eventId());
+        assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCreated", "ShipmentCancelled");
+        String carrierId = published.of(saga.orderId(), ShipmentCreated.class).get(0).payload().carrierShipmentId();
+        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement().satisfies(s -> {
+            assertThat(s.shipmentId()).isEqualTo(carrierId);
+            assertThat(s.status()).isEqualTo("cancelled");
+        });
+        Shipment done = row(saga.orderId());
+        assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(done.carrierShipmentId()).isEqualTo(carrierId);
+    }
+
+    /**
+     * A process claimed the row, called the carrier (which created the shipment) and died before recording the answer.
+     * Once its claim runs out, the row is taken up again and the carrier called with the same idempotency key: the same
+     * shipment, never a second one.
+     */
+    @Test
+    void callWhoseCallerDiedIsMadeAgainWithTheSameIdempotencyKey() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        UUID shipmentId = UUID.randomUUID();
+        String correlationId = "shipping-test-" + orderId;
+        var firstCall = carrierClient.create(shipmentId.toString(), orderId.toString(), ADA);
+        String carrierId = ((CarrierClient.Created) firstCall).carrierShipmentId();
+        insertShipment(shipmentId, orderId, correlationId, UUID.randomUUID(), 0, Instant.now().minusSeconds(40),
+                Instant.now().minusSeconds(10));
+
+        EventEnvelope<ShipmentCreated> created = published.await(orderId, ShipmentCreated.class, WAIT);
+
+        assertThat(created.payload().carrierShipmentId()).isEqualTo(carrierId);
+        assertThat(carrier().shipmentsOf(orderId)).hasSize(1);
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(shipment.isCreationUncertain()).as("the lost answer is remembered").isTrue();
+    }
+
+    /** Workers (threads here; replicas alike) racing for one due row: exactly one gets to call the carrier. */
+    @Test
+    void oneDueRowIsClaimedByOneWorkerOnly() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        UUID shipmentId = UUID.randomUUID();
+        insertShipment(shipmentId, orderId, "shipping-test-" + orderId, UUID.randomUUID(), 0, Instant.now(), null);
+
+        int racers = 8;
+        CyclicBarrier start = new CyclicBarrier(racers);
+        ExecutorService pool = Executors.newFixedThreadPool(racers);
+        List<CarrierWork> claims = new ArrayList<>();
+        try {
+            List<Future<Optional<CarrierWork>>> runs = new ArrayList<>();
+            for (int i = 0; i < racers; i++) {
+                runs.add(pool.submit(() -> {
+                    start.await();
+                    return shipping.claim(shipmentId);
+                }));
+            }
+            for (Future<Optional<CarrierWork>> run : runs) {
+                run.get(30, TimeUnit.SECONDS).ifPresent(claims::add);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        // the service's own sweep may have been quicker than all of them: then none of them holds it
+        assertThat(claims).hasSizeLessThanOrEqualTo(1);
+        claims.forEach(worker::perform);
+
+        published.await(orderId, ShipmentCreated.class, WAIT);
+        await().during(Duration.ofMillis(1000)).atMost(Duration.ofSeconds(5))
+                .until(() -> published.of(orderId, ShipmentCreated.class).size() == 1);
+        assertThat(carrier().shipmentsOf(orderId)).hasSize(1);
+        assertThat(row(orderId).isCreationUncertain()).isFalse();
+    }
+
+    private void insertRequestedShipment(UUID orderId, String correlationId, UUID causedBy, int attempts, Instant next)
+            throws SQLException {
+        insertShipment(UUID.randomUUID(), orderId, correlationId, causedBy, attempts, next, null);
+    }
+
+    /** A REQUESTED shipment as a process (this one or an earlier one) left it in the table. */
+    private void insertShipment(UUID shipmentId, UUID orderId, String correlationId, UUID causedBy, int attempts,
+                                Instant next, Instant claimedUntil) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO shipment (id, order_id, status, paid, cancel_requested, creation_uncertain,
+                    ship_name, ship_line1, ship_city, ship_postal_code, ship_country,
+                    attempts, cancel_attempts, next_attempt_at, claimed_until, last_error, correlation_id,
+                    caused_by_event_id, created_at, updated_at, version)
+                VALUES (?, ?, 'REQUESTED', true, false, false, 'Ada Lovelace', '12 St James Square', 'London', 'SW1Y 4JH',
+                    'GB', ?, 0, ?, ?, ?, ?, ?, now(), now(), 3)""")) {
+            ps.setObject(1, shipmentId);
+            ps.setObject(2, orderId);
+            ps.setInt(3, attempts);
+            ps.setTimestamp(4, Timestamp.from(next));
+            ps.setTimestamp(5, claimedUntil == null ? null : Timestamp.from(claimedUntil));
+            ps.setString(6, attempts == 0 ? null : "carrier answered 503");
+            ps.setString(7, correlationId);
+            ps.setObject(8, causedBy);
+            ps.executeUpdate();
+        }
+    }
+
+    private CarrierSandboxApi carrier() {
+        return new CarrierSandboxApi(carrierUrl);
+    }
+
+    private Shipment row(UUID orderId) {
+        return shipping.find(orderId).orElseThrow();
+    }
+}

@@ -1,0 +1,440 @@
+package dev.ordersaga.shipping.domain;
+
+import dev.ordersaga.events.ShipmentCancelled;
+import dev.ordersaga.events.ShipmentCreated;
+import dev.ordersaga.events.ShipmentFailed;
+import dev.ordersaga.events.ShipmentOnHold;
+import dev.ordersaga.events.ShippingEvent;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+/** The shipment state machine as a table: every transition from every situation, allowed or refused. */
+class ShipmentTest {
+
+    private static final Instant NOW = Instant.parse("2030-01-01T12:00:00Z");
+    private static final Duration LEASE = Duration.ofSeconds(30);
+    private static final RetryPolicy POLICY = new RetryPolicy(5, Duration.ofMillis(200), Duration.ofSeconds(5));
+    private static final UUID EVENT = UUID.fromString("00000000-0000-0000-0000-0000000000e1");
+
+    /**
+     * The situations a shipment can be in: every status, and the variants of a status that answer differently.
+     * Each is reached by the machine's own transitions (see {@link #in(Situation)}).
+     */
+    enum Situation {
+        PENDING_NEW, PENDING_ORDERED, PENDING_PAID, REQUESTED, REQUESTED_IN_FLIGHT, REQUESTED_CANCEL_REQUESTED,
+        CREATED, REJECTED, ON_HOLD, CANCELLING, CANCELLED, CANCELLED_BEFORE_ORDER
+    }
+
+    /** Situation x transition: the status the transition leads to, or "-" where it is refused. */
+    private static final String TABLE = """
+            situation                   noteOrderCreated notePaid   startAttempt noteCreated noteRejected noteCarrierUnavailable requestRetry cancel     noteCancelled noteCancelFailed
+            PENDING_NEW                 PENDING          PENDING    -            -           -            -                      -            CANCELLED  -             -
+            PENDING_ORDERED             -                REQUESTED  -            -           -            -                      -            CANCELLED  -             -
+            PENDING_PAID                REQUESTED        -          -            -           -            -                      -            CANCELLED  -             -
+            REQUESTED                   -                -          REQUESTED    CREATED     REJECTED     REQUESTED              -            CANCELLED  -             -
+            REQUESTED_IN_FLIGHT         -                -          -            CREATED     REJECTED     REQUESTED              -            REQUESTED  -             -
+            REQUESTED_CANCEL_REQUESTED  -                -          -            CANCELLING  CANCELLED    CANCELLED              -            -          -             -
+            CREATED                     -                -          -            -           -            -                      -            CANCELLING -             -
+            REJECTED                    -                -          -            -           -            -                      -            CANCELLED  -             -
+            ON_HOLD                     -                -          -            -           -            -                      REQUESTED    CANCELLED  -             -
+            CANCELLING                  -                -          CANCELLING   -           -            -                      -            -          CANCELLED     CANCELLING
+            CANCELLED                   -                CANCELLED  -            -           -            -                      -            -          -             -
+            CANCELLED_BEFORE_ORDER      CANCELLED        CANCELLED  -            -           -            -                      -            -          -             -
+            """;
+
+    private static final Map<String, Consumer<Shipment>> TRANSITIONS = new LinkedHashMap<>();
+
+    static {
+        TRANSITIONS.put("noteOrderCreated", s -> s.noteOrderCreated(address(), EVENT, NOW));
+        TRANSITIONS.put("notePaid", s -> s.notePaid(EVENT, NOW));
+        TRANSITIONS.put("startAttempt", s -> s.startAttempt(NOW, LEASE));
+        TRANSITIONS.put("noteCreated", s -> s.noteCreated("shp_1", NOW));
+        TRANSITIONS.put("noteRejected", s -> s.noteRejected("address undeliverable", NOW));
+        TRANSITIONS.put("noteCarrierUnavailable", s -> s.noteCarrierUnavailable("carrier answered 503", false, NOW, POLICY));
+        TRANSITIONS.put("requestRetry", s -> s.requestRetry(EVENT, NOW));
+        TRANSITIONS.put("cancel", s -> s.cancel(EVENT, NOW));
+        TRANSITIONS.put("noteCancelled", s -> s.noteCancelled(null, NOW));
+        TRANSITIONS.put("noteCancelFailed", s -> s.noteCancelFailed("carrier answered 503", NOW, POLICY));
+    }
+
+    static Stream<Arguments> everyTransitionFromEverySituation() {
+        Map<Situation, Map<String, String>> table = parse();
+        assertThat(table.keySet()).as("the table covers every situation").containsExactlyInAnyOrder(Situation.values());
+        return table.entrySet().stream().flatMap(row -> {
+            assertThat(row.getValue().keySet()).as("the table covers every transition").containsExactlyElementsOf(TRANSITIONS.keySet());
+            return row.getValue().entrySet().stream().map(cell -> arguments(row.getKey(), cell.getKey(), cell.getValue()));
+        });
+    }
+
+    @ParameterizedTest(name = "{1} from {0} -> {2}")
+    @MethodSource("everyTransitionFromEverySituation")
+    void transitionIsAllowedExactlyWhereTheMachineHasIt(Situation situation, String transition, String expected) {
+        Shipment shipment = in(situation);
+        ShipmentStatus from = shipment.status();
+        if (expected.equals("-")) {
+            assertThatThrownBy(() -> TRANSITIONS.get(transition).accept(shipment))
+                    .isInstanceOfSatisfying(IllegalTransitionException.class, e -> {
+                        assertThat(e.from()).isEqualTo(from);
+                        assertThat(e.transition()).isEqualTo(transition);
+                    });
+            assertThat(shipment.status()).as("a refused transition changes nothing").isEqualTo(from);
+        } else {
+            TRANSITIONS.get(transition).accept(shipment);
+            assertThat(shipment.status()).isEqualTo(ShipmentStatus.valueOf(expected));
+        }
+    }
+
+    @Test
+    void everyStatusIsReachable() {
+        assertThat(Arrays.stream(Situation.values()).map(s -> in(s).status()))
+                .containsAll(List.of(ShipmentStatus.values()));
+    }
+
+    // ---- the forward step
+
+    @Test
+    void orderThenPaymentRequestsTheShipmentAtOnce() {
+        Shipment shipment = in(Situation.PENDING_ORDERED);
+        UUID payment = UUID.randomUUID();
+        shipment.notePaid(payment, NOW);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(shipment.attempts()).isZero();
+        assertThat(shipment.nextAttemptAt()).isEqualTo(NOW);
+        assertThat(shipment.isDue(NOW)).isTrue();
+        assertThat(shipment.causedByEventId()).isEqualTo(payment);
+    }
+
+    @Test
+    void paymentBeforeOrderWaitsForTheAddressAndThenRequests() {
+        Shipment shipment = in(Situation.PENDING_PAID);
+        assertThat(shipment.isPaid()).isTrue();
+        assertThat(shipment.knowsOrder()).isFalse();
+        assertThat(shipment.isDue(NOW)).as("nothing to call without an address").isFalse();
+
+        UUID orderCreated = UUID.randomUUID();
+        shipment.noteOrderCreated(address(), orderCreated, NOW);
+
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(shipment.address().line1()).isEqualTo("12 St James Square");
+        assertThat(shipment.causedByEventId()).isEqualTo(orderCreated);
+        assertThat(shipment.isDue(NOW)).isTrue();
+    }
+
+    @Test
+    void paymentForACancelledShipmentIsOnlyRecorded() {
+        Shipment shipment = in(Situation.CANCELLED);
+        shipment.notePaid(EVENT, NOW);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(shipment.isPaid()).isTrue();
+        assertThat(shipment.nextAttemptAt()).isNull();
+    }
+
+    @Test
+    void orderHeardAfterItsCancellationNeverStartsTheForwardStep() {
+        Shipment shipment = in(Situation.CANCELLED_BEFORE_ORDER);
+        shipment.noteOrderCreated(address(), EVENT, NOW);
+        shipment.notePaid(EVENT, NOW);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(shipment.isDue(NOW)).isFalse();
+    }
+
+    @Test
+    void theSameFactTwiceIsRefused() {
+        assertThatThrownBy(() -> in(Situation.PENDING_PAID).notePaid(EVENT, NOW)).isInstanceOf(IllegalTransitionException.class);
+        assertThatThrownBy(() -> in(Situation.PENDING_ORDERED).noteOrderCreated(address(), EVENT, NOW))
+                .isInstanceOf(IllegalTransitionException.class)
+                .hasMessage("shipment in PENDING cannot noteOrderCreated");
+    }
+
+    @Test
+    void aClaimedShipmentIsInFlightUntilItsLeaseRunsOut() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        assertThat(shipment.isInFlight(NOW)).isTrue();
+        assertThat(shipment.isDue(NOW)).isFalse();
+        assertThatThrownBy(() -> shipment.startAttempt(NOW.plusSeconds(1), LEASE)).isInstanceOf(IllegalTransitionException.class);
+
+        Instant afterLease = NOW.plus(LEASE).plusMillis(1);
+        assertThat(shipment.isInFlight(afterLease)).isFalse();
+        assertThat(shipment.isDue(afterLease)).isTrue();
+    }
+
+    @Test
+    void aClaimThatRanOutWithoutAnAnswerMakesTheCreationUncertain() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        assertThat(shipment.isCreationUncertain()).isFalse();
+        shipment.startAttempt(NOW.plus(LEASE).plusSeconds(1), LEASE);
+        assertThat(shipment.isCreationUncertain()).as("the first caller may have reached the carrier").isTrue();
+    }
+
+    @Test
+    void createdCarriesTheCarrierIdAndEndsTheSchedule() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        ShipmentCreated created = shipment.noteCreated("shp_42", NOW);
+        assertThat(created).isEqualTo(new ShipmentCreated(shipment.id().toString(), "shp_42"));
+        assertThat(shipment.carrierShipmentId()).isEqualTo("shp_42");
+        assertThat(shipment.nextAttemptAt()).isNull();
+        assertThat(shipment.isInFlight(NOW)).isFalse();
+    }
+
+    @Test
+    void rejectionFailsTheStep() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        List<ShippingEvent> events = shipment.noteRejected("address undeliverable", NOW);
+        assertThat(events).containsExactly(new ShipmentFailed(shipment.id().toString(), "address undeliverable"));
+        assertThat(shipment.lastError()).isEqualTo("address undeliverable");
+        assertThat(shipment.nextAttemptAt()).isNull();
+    }
+
+    @Test
+    void carrierUnavailableSchedulesTheNextAttemptWithExponentialBackoff() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        List<Duration> delays = new java.util.ArrayList<>();
+        for (int attempt = 1; attempt <= 4; attempt++) {
+            Instant failedAt = NOW.plusSeconds(attempt * 10L);
+            assertThat(shipment.noteCarrierUnavailable("carrier answered 503", false, failedAt, POLICY)).isEmpty();
+            assertThat(shipment.attempts()).isEqualTo(attempt);
+            delays.add(Duration.between(failedAt, shipment.nextAttemptAt()));
+            assertThat(shipment.isInFlight(failedAt)).isFalse();
+        }
+        assertThat(delays).containsExactly(Duration.ofMillis(200), Duration.ofMillis(400), Duration.ofMillis(800),
+                Duration.ofMillis(1600));
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(shipment.lastError()).isEqualTo("carrier answered 503");
+    }
+
+    @Test
+    void afterTheLastAttemptTheShipmentWaitsForAnOperatorAndNothingIsUndone() {
+        RetryPolicy three = new RetryPolicy(3, Duration.ofMillis(200), Duration.ofSeconds(5));
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        shipment.noteCarrierUnavailable("503", false, NOW, three);
+        shipment.noteCarrierUnavailable("503", false, NOW, three);
+        List<ShippingEvent> events = shipment.noteCarrierUnavailable("503", false, NOW, three);
+
+        assertThat(events).containsExactly(
+                new ShipmentOnHold(shipment.id().toString(), "carrier unavailable after 3 attempts", 3));
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.ON_HOLD);
+        assertThat(shipment.nextAttemptAt()).isNull();
+        assertThat(shipment.isDue(NOW.plusSeconds(3600))).isFalse();
+    }
+
+    @Test
+    void operatorRetryResetsTheAttemptsAndTriesAtOnce() {
+        Shipment shipment = in(Situation.ON_HOLD);
+        assertThat(shipment.attempts()).isEqualTo(1);
+        UUID retry = UUID.randomUUID();
+        Instant later = NOW.plusSeconds(600);
+        shipment.requestRetry(retry, later);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(shipment.attempts()).isZero();
+        assertThat(shipment.nextAttemptAt()).isEqualTo(later);
+        assertThat(shipment.causedByEventId()).isEqualTo(retry);
+    }
+
+    // ---- the compensation
+
+    @Test
+    void cancelWhereNothingExistsAtTheCarrierIsAnsweredAtOnce() {
+        for (Situation situation : List.of(Situation.PENDING_NEW, Situation.PENDING_ORDERED, Situation.PENDING_PAID,
+                Situation.REQUESTED, Situation.REJECTED, Situation.ON_HOLD)) {
+            Shipment shipment = in(situation);
+            Optional<ShipmentCancelled> answer = shipment.cancel(EVENT, NOW);
+            assertThat(answer).as(situation.name()).contains(new ShipmentCancelled(shipment.id().toString()));
+            assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+            assertThat(shipment.cancelCausedByEventId()).isEqualTo(EVENT);
+            assertThat(shipment.isCancellationUnderway()).isTrue();
+        }
+    }
+
+    @Test
+    void cancelOfACreatedShipmentCancelsAtTheCarrier() {
+        Shipment shipment = in(Situation.CREATED);
+        assertThat(shipment.cancel(EVENT, NOW)).isEmpty();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.isDue(NOW)).isTrue();
+        assertThat(shipment.cancelAttempts()).isZero();
+
+        ShipmentCancelled cancelled = shipment.noteCancelled(null, NOW);
+        assertThat(cancelled).isEqualTo(new ShipmentCancelled(shipment.id().toString()));
+        assertThat(shipment.carrierShipmentId()).isEqualTo("shp_1");
+        assertThat(shipment.nextAttemptAt()).isNull();
+    }
+
+    @Test
+    void cancelDuringACreateCallIsAnsweredAfterTheCall() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        UUID cancelling = UUID.randomUUID();
+        assertThat(shipment.cancel(cancelling, NOW)).isEmpty();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(shipment.isCancelRequested()).isTrue();
+        assertThat(shipment.isCancellationUnderway()).isTrue();
+
+        ShipmentCreated created = shipment.noteCreated("shp_7", NOW);
+
+        assertThat(created.carrierShipmentId()).isEqualTo("shp_7");
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.isDue(NOW)).isTrue();
+        assertThat(shipment.cancelCausedByEventId()).isEqualTo(cancelling);
+    }
+
+    @Test
+    void rejectionDuringACancelAnswersBoth() {
+        Shipment shipment = in(Situation.REQUESTED_CANCEL_REQUESTED);
+        List<ShippingEvent> events = shipment.noteRejected("address undeliverable", NOW);
+        assertThat(events).containsExactly(new ShipmentFailed(shipment.id().toString(), "address undeliverable"),
+                new ShipmentCancelled(shipment.id().toString()));
+    }
+
+    @Test
+    void aFailedCallDuringACancelIsNotRetriedButAnswered() {
+        Shipment shipment = in(Situation.REQUESTED_CANCEL_REQUESTED);
+        List<ShippingEvent> events = shipment.noteCarrierUnavailable("carrier answered 503", false, NOW, POLICY);
+        assertThat(events).containsExactly(new ShipmentCancelled(shipment.id().toString()));
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+    }
+
+    @Test
+    void aTimedOutCallDuringACancelIsCheckedAtTheCarrier() {
+        Shipment shipment = in(Situation.REQUESTED_CANCEL_REQUESTED);
+        List<ShippingEvent> events = shipment.noteCarrierUnavailable("no answer within 2000 ms", true, NOW, POLICY);
+        assertThat(events).isEmpty();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.carrierShipmentId()).isNull();
+        assertThat(shipment.isDue(NOW)).isTrue();
+    }
+
+    @Test
+    void aShipmentOnHoldAfterTimeoutsIsCheckedAtTheCarrierBeforeItIsCancelled() {
+        RetryPolicy one = new RetryPolicy(1, Duration.ofMillis(200), Duration.ofSeconds(5));
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        shipment.noteCarrierUnavailable("no answer within 2000 ms", true, NOW, one);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.ON_HOLD);
+
+        assertThat(shipment.cancel(EVENT, NOW)).isEmpty();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+    }
+
+    @Test
+    void aClaimThatRanOutIsCheckedAtTheCarrierBeforeItIsCancelled() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        assertThat(shipment.cancel(EVENT, NOW.plus(LEASE).plusSeconds(1))).isEmpty();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+    }
+
+    @Test
+    void aFailingCancelIsRetriedWithBackoffForEver() {
+        Shipment shipment = in(Situation.CANCELLING);
+        for (int attempt = 1; attempt <= 50; attempt++) {
+            shipment.startAttempt(NOW, LEASE);
+            shipment.noteCancelFailed("carrier answered 503", NOW, POLICY);
+            assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+            assertThat(shipment.cancelAttempts()).isEqualTo(attempt);
+            assertThat(Duration.between(NOW, shipment.nextAttemptAt())).isEqualTo(POLICY.delayAfter(attempt));
+            assertThat(shipment.isInFlight(NOW)).isFalse();
+        }
+        assertThat(Duration.between(NOW, shipment.nextAttemptAt())).isEqualTo(Duration.ofSeconds(5));
+        assertThat(shipment.attempts()).as("create attempts are kept apart").isZero();
+    }
+
+    @Test
+    void aLookedUpCarrierIdIsRecordedWithTheCancellation() {
+        Shipment shipment = in(Situation.REQUESTED_CANCEL_REQUESTED);
+        shipment.noteCarrierUnavailable("no answer", true, NOW, POLICY);
+        shipment.noteCancelled("shp_found", NOW);
+        assertThat(shipment.carrierShipmentId()).isEqualTo("shp_found");
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+    }
+
+    @Test
+    void aSecondCancellationIsRefused() {
+        for (Situation situation : List.of(Situation.REQUESTED_CANCEL_REQUESTED, Situation.CANCELLING, Situation.CANCELLED)) {
+            Shipment shipment = in(situation);
+            assertThat(shipment.isCancellationUnderway()).as(situation.name()).isTrue();
+            assertThatThrownBy(() -> shipment.cancel(EVENT, NOW)).isInstanceOf(IllegalTransitionException.class);
+        }
+    }
+
+    @Test
+    void longErrorsAreCut() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        shipment.noteCarrierUnavailable("x".repeat(5000), false, NOW, POLICY);
+        assertThat(shipment.lastError()).hasSize(1000);
+    }
+
+    // ---- fixtures
+
+    private static Address address() {
+        return new Address("Ada Lovelace", "12 St James Square", null, "London", "SW1Y 4JH", "GB");
+    }
+
+    /** Walks a new shipment along the machine's own transitions to the given situation. */
+    static Shipment in(Situation situation) {
+        Shipment s = Shipment.open(UUID.randomUUID(), "corr-1", NOW);
+        RetryPolicy onHoldAtOnce = new RetryPolicy(1, Duration.ofMillis(200), Duration.ofSeconds(5));
+        switch (situation) {
+            case PENDING_NEW -> {
+            }
+            case PENDING_ORDERED -> s.noteOrderCreated(address(), EVENT, NOW);
+            case PENDING_PAID -> s.notePaid(EVENT, NOW);
+            case REQUESTED -> requested(s);
+            case REQUESTED_IN_FLIGHT -> inFlight(s);
+            case REQUESTED_CANCEL_REQUESTED -> inFlight(s).cancel(EVENT, NOW);
+            case CREATED -> inFlight(s).noteCreated("shp_1", NOW);
+            case REJECTED -> inFlight(s).noteRejected("address undeliverable", NOW);
+            case ON_HOLD -> inFlight(s).noteCarrierUnavailable("carrier answered 503", false, NOW, onHoldAtOnce);
+            case CANCELLING -> {
+                inFlight(s).noteCreated("shp_1", NOW);
+                s.cancel(EVENT, NOW);
+            }
+            case CANCELLED -> {
+                s.noteOrderCreated(address(), EVENT, NOW);
+                s.cancel(EVENT, NOW);
+            }
+            case CANCELLED_BEFORE_ORDER -> s.cancel(EVENT, NOW);
+        }
+        return s;
+    }
+
+    private static Shipment requested(Shipment s) {
+        s.noteOrderCreated(address(), EVENT, NOW);
+        s.notePaid(EVENT, NOW);
+        return s;
+    }
+
+    private static Shipment inFlight(Shipment s) {
+        requested(s).startAttempt(NOW, LEASE);
+        return s;
+    }
+
+    private static Map<Situation, Map<String, String>> parse() {
+        List<String[]> rows = TABLE.lines().map(String::strip).filter(l -> !l.isEmpty()).map(l -> l.split("\\s+")).toList();
+        String[] header = rows.get(0);
+        Map<Situation, Map<String, String>> table = new HashMap<>();
+        for (String[] row : rows.subList(1, rows.size())) {
+            assertThat(row).as("row " + row[0]).hasSameSizeAs(header);
+            Map<String, String> cells = new LinkedHashMap<>();
+            for (int i = 1; i < header.length; i++) {
+                cells.put(header[i], row[i]);
+            }
+            table.put(Situation.valueOf(row[0]), cells);
+        }
+        return table;
+    }
+}

@@ -1,0 +1,154 @@
+package dev.ordersaga.shipping.messaging;
+
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.ShipmentCreated;
+import dev.ordersaga.events.ShipmentOnHold;
+import dev.ordersaga.events.ShipmentRetryRequested;
+import dev.ordersaga.shipping.application.ShippingService;
+import dev.ordersaga.shipping.domain.Shipment;
+import dev.ordersaga.shipping.domain.ShipmentStatus;
+import dev.ordersaga.shipping.testing.CarrierSandboxApi;
+import dev.ordersaga.shipping.testing.CarrierSandboxResource;
+import dev.ordersaga.shipping.testing.CarrierWorkload;
+import dev.ordersaga.shipping.testing.SagaEvents;
+import dev.ordersaga.shipping.testing.ShippingEventsProbe;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static dev.ordersaga.shipping.testing.SagaEvents.orderCreated;
+import static dev.ordersaga.shipping.testing.SagaEvents.paymentSucceeded;
+import static dev.ordersaga.shipping.testing.SagaEvents.retryRequested;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** A carrier outage longer than the retries: the shipment waits for an operator, who has it tried again. */
+@QuarkusTest
+@TestProfile(ShipmentOnHoldTest.ThreeAttempts.class)
+@WithTestResource(StackTestResource.class)
+@WithTestResource(CarrierSandboxResource.class)
+class ShipmentOnHoldTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    public static class ThreeAttempts implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("shipping.retry.max-attempts", "3");
+        }
+    }
+
+    private static SagaEvents events;
+    private static ShippingEventsProbe published;
+
+    @Inject
+    ShippingService shipping;
+
+    @Inject
+    DataSource dataSource;
+
+    @ConfigProperty(name = "shipping.carrier.url")
+    String carrierUrl;
+
+    @BeforeAll
+    static void connect() {
+        events = new SagaEvents();
+        published = new ShippingEventsProbe();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        published.close();
+        events.close();
+    }
+
+    @AfterEach
+    void carrierBackToNormal() {
+        carrier().outage(0);
+    }
+
+    @Test
+    void outageBeyondTheRetriesPutsTheShipmentOnHoldAndAnOperatorRetryCreatesIt() {
+        CarrierWorkload.awaitIdle(dataSource);
+        carrier().outage(10);
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreated());
+        saga.send(paymentSucceeded());
+
+        EventEnvelope<ShipmentOnHold> onHold = published.await(saga.orderId(), ShipmentOnHold.class, WAIT);
+
+        assertThat(onHold.payload().attempts()).isEqualTo(3);
+        assertThat(onHold.payload().reason()).isEqualTo("carrier unavailable after 3 attempts");
+        Shipment held = row(saga.orderId());
+        assertThat(held.status()).isEqualTo(ShipmentStatus.ON_HOLD);
+        assertThat(held.attempts()).isEqualTo(3);
+        assertThat(held.nextAttemptAt()).isNull();
+        // an operator decides: no further attempt, no cancellation by itself
+        await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5)).until(() ->
+                row(saga.orderId()).status() == ShipmentStatus.ON_HOLD && row(saga.orderId()).attempts() == 3
+                        && published.typesOf(saga.orderId()).equals(List.of("ShipmentOnHold")));
+        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+
+        carrier().outage(0);
+        EventEnvelope<ShipmentRetryRequested> retry = saga.send(retryRequested());
+
+        EventEnvelope<ShipmentCreated> created = published.await(saga.orderId(), ShipmentCreated.class, WAIT);
+        assertThat(created.causationId()).isEqualTo(retry.eventId());
+        Shipment shipment = row(saga.orderId());
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(shipment.attempts()).as("reset by the retry").isZero();
+        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+                .satisfies(s -> assertThat(s.shipmentId()).isEqualTo(created.payload().carrierShipmentId()));
+        assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentOnHold", "ShipmentCreated");
+    }
+
+    @Test
+    void retryOfAShipmentThatIsNotOnHoldChangesNothing() {
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreated());
+        saga.send(paymentSucceeded());
+        published.await(saga.orderId(), ShipmentCreated.class, WAIT);
+
+        EventEnvelope<ShipmentRetryRequested> retry = saga.send(retryRequested());
+        EventEnvelope<ShipmentRetryRequested> unknownOrder = events.saga().send(retryRequested());
+
+        await().atMost(WAIT).until(() -> inboxHas(retry.eventId()) && inboxHas(unknownOrder.eventId()));
+        await().during(Duration.ofMillis(1000)).atMost(Duration.ofSeconds(5))
+                .until(() -> published.typesOf(saga.orderId()).equals(List.of("ShipmentCreated")));
+        assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(carrier().shipmentsOf(saga.orderId())).hasSize(1);
+    }
+
+    private boolean inboxHas(UUID eventId) throws Exception {
+        try (var c = dataSource.getConnection();
+             var ps = c.prepareStatement("SELECT count(*) FROM inbox WHERE event_id = ?")) {
+            ps.setObject(1, eventId);
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1) == 1;
+            }
+        }
+    }
+
+    private CarrierSandboxApi carrier() {
+        return new CarrierSandboxApi(carrierUrl);
+    }
+
+    private Shipment row(UUID orderId) {
+        return shipping.find(orderId).orElseThrow();
+    }
+}

@@ -1,0 +1,300 @@
+package dev.ordersaga.shipping.messaging;
+
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.events.ShipmentCancelled;
+import dev.ordersaga.events.ShipmentCreated;
+import dev.ordersaga.events.ShipmentFailed;
+import dev.ordersaga.shipping.application.ShippingService;
+import dev.ordersaga.shipping.domain.Shipment;
+import dev.ordersaga.shipping.domain.ShipmentStatus;
+import dev.ordersaga.shipping.testing.CarrierSandboxApi;
+import dev.ordersaga.shipping.testing.CarrierSandboxResource;
+import dev.ordersaga.shipping.testing.CarrierWorkload;
+import dev.ordersaga.shipping.testing.LogCapture;
+import dev.ordersaga.shipping.testing.SagaEvents;
+import dev.ordersaga.shipping.testing.ShippingEventsProbe;
+import dev.ordersaga.testing.StackTestResource;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.logging.Level;
+
+import static dev.ordersaga.shipping.testing.SagaEvents.orderCancelling;
+import static dev.ordersaga.shipping.testing.SagaEvents.orderCreated;
+import static dev.ordersaga.shipping.testing.SagaEvents.orderCreatedTo;
+import static dev.ordersaga.shipping.testing.SagaEvents.paymentSucceeded;
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
+
+/** The shipping step driven by the other services' events on the real topics, against the carrier sandbox. */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+@WithTestResource(CarrierSandboxResource.class)
+class ShippingSagaTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    private static SagaEvents events;
+    private static ShippingEventsProbe published;
+
+    @Inject
+    ShippingService shipping;
+
+    @Inject
+    MeterRegistry meters;
+
+    @Inject
+    DataSource dataSource;
+
+    @ConfigProperty(name = "shipping.carrier.url")
+    String carrierUrl;
+
+    @BeforeAll
+    static void connect() {
+        events = new SagaEvents();
+        published = new ShippingEventsProbe();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        published.close();
+        events.close();
+    }
+
+    @AfterEach
+    void carrierBackToNormal() {
+        carrier().outage(0);
+        carrier().slow(0);
+    }
+
+    @Test
+    void paidOrderIsShippedAtTheCarrier() {
+        try (LogCapture logs = LogCapture.of("dev.ordersaga.shipping")) {
+            SagaEvents.Saga saga = events.saga();
+            saga.send(orderCreated());
+            EventEnvelope<PaymentSucceeded> paid = saga.send(paymentSucceeded());
+
+            EventEnvelope<ShipmentCreated> created = published.await(saga.orderId(), ShipmentCreated.class, WAIT);
+
+            Shipment shipment = row(saga.orderId());
+            assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
+            assertThat(shipment.attempts()).isZero();
+            assertThat(created.payload()).isEqualTo(new ShipmentCreated(shipment.id().toString(), shipment.carrierShipmentId()));
+            assertThat(created.correlationId()).isEqualTo(saga.correlationId());
+            assertThat(created.causationId()).as("the event that started the step").isEqualTo(paid.eventId());
+            assertThat(carrier().shipmentsOf(saga.orderId())).singleElement().satisfies(s -> {
+                assertThat(s.shipmentId()).isEqualTo(shipment.carrierShipmentId());
+                assertThat(s.idempotencyKey()).isEqualTo(shipment.id().toString());
+                assertThat(s.status()).isEqualTo("created");
+            });
+
+            List<LogCapture.Line> lines = logs.containing(saga.orderId().toString());
+            assertThat(lines).as("the consumers' and the worker's lines")
+                    .anySatisfy(l -> assertThat(l.message()).contains("paid"))
+                    .anySatisfy(l -> assertThat(l.message()).contains("Requesting shipment"))
+                    .anySatisfy(l -> assertThat(l.message()).contains("created at the carrier"))
+                    .allSatisfy(l -> assertThat(l.correlationId()).as(l.message()).isEqualTo(saga.correlationId()));
+
+            given().get("/shipments/{orderId}", saga.orderId())
+                    .then().statusCode(200)
+                    .body("shipmentId", equalTo(shipment.id().toString()))
+                    .body("status", equalTo("CREATED"))
+                    .body("attempts", equalTo(0))
+                    .body("nextAttemptAt", nullValue())
+                    .body("carrierShipmentId", equalTo(shipment.carrierShipmentId()))
+                    .body("lastError", nullValue());
+        }
+    }
+
+    @Test
+    void undeliverableAddressFailsTheShipment() {
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreatedTo("UNDELIVERABLE"));
+        saga.send(paymentSucceeded());
+
+        EventEnvelope<ShipmentFailed> failed = published.await(saga.orderId(), ShipmentFailed.class, WAIT);
+
+        assertThat(failed.payload().reason()).isEqualTo("address undeliverable");
+        Shipment shipment = row(saga.orderId());
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.REJECTED);
+        assertThat(shipment.lastError()).isEqualTo("address undeliverable");
+        assertThat(shipment.nextAttemptAt()).as("a rejection is final: no retry").isNull();
+        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+        assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentFailed");
+    }
+
+    @Test
+    void carrierOutageIsRetriedWithBackoffUntilTheShipmentIsCreated() {
+        CarrierWorkload.awaitIdle(dataSource);
+        carrier().outage(2);
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreated());
+        saga.send(paymentSucceeded());
+
+        published.await(saga.orderId(), ShipmentCreated.class, WAIT);
+
+        Shipment shipment = row(saga.orderId());
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(shipment.attempts()).as("failed attempts recorded").isEqualTo(2);
+        assertThat(shipment.lastError()).contains("503");
+        assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCreated");
+        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+                .satisfies(s -> assertThat(s.status()).isEqualTo("created"));
+    }
+
+    @Test
+    void cancelAfterTheShipmentWasCreatedCancelsItAtTheCarrier() {
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreated());
+        saga.send(paymentSucceeded());
+        published.await(saga.orderId(), ShipmentCreated.class, WAIT);
+
+        EventEnvelope<OrderCancelling> cancelling = saga.send(orderCancelling());
+        EventEnvelope<ShipmentCancelled> cancelled = published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
+
+        assertThat(cancelled.causationId()).as("answers the OrderCancelling").isEqualTo(cancelling.eventId());
+        assertThat(cancelled.correlationId()).isEqualTo(saga.correlationId());
+        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+                .satisfies(s -> assertThat(s.status()).isEqualTo("cancelled"));
+        assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCreated", "ShipmentCancelled");
+    }
+
+    @Test
+    void cancelBeforePaymentIsAnsweredAtOnceAndTheLatePaymentShipsNothing() {
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreated());
+        saga.send(orderCancelling());
+        published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
+
+        EventEnvelope<PaymentSucceeded> latePayment = saga.send(paymentSucceeded());
+        await().atMost(WAIT).until(() -> inboxHas(latePayment.eventId()));
+
+        Shipment shipment = row(saga.orderId());
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(shipment.isPaid()).isTrue();
+        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+        assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCancelled");
+    }
+
+    @Test
+    void duplicatePaymentSucceededCreatesOneShipmentAtTheCarrier() {
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreated());
+        EventEnvelope<PaymentSucceeded> paid = saga.envelope(paymentSucceeded());
+        saga.send(paid);
+        saga.send(paid);
+        // the same fact again under a new event id (e.g. a producer that published it twice)
+        EventEnvelope<PaymentSucceeded> again = saga.send(paid.payload());
+
+        published.await(saga.orderId(), ShipmentCreated.class, WAIT);
+        await().atMost(WAIT).until(() -> inboxHas(again.eventId()));
+
+        await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5))
+                .until(() -> published.of(saga.orderId(), ShipmentCreated.class).size() == 1);
+        assertThat(carrier().shipmentsOf(saga.orderId())).hasSize(1);
+        assertThat(row(saga.orderId()).attempts()).isZero();
+    }
+
+    @Test
+    void paymentHeardBeforeTheOrderShipsOnceBothAreIn() {
+        SagaEvents.Saga saga = events.saga();
+        saga.send(paymentSucceeded());
+        await().atMost(WAIT).until(() -> shipping.find(saga.orderId()).map(Shipment::isPaid).orElse(false));
+        assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.PENDING);
+        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+
+        saga.send(orderCreated());
+
+        published.await(saga.orderId(), ShipmentCreated.class, WAIT);
+        assertThat(carrier().shipmentsOf(saga.orderId())).hasSize(1);
+    }
+
+    @Test
+    void failingCancelIsAlertedAndRetriedUntilItSucceeds() {
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreated());
+        saga.send(paymentSucceeded());
+        published.await(saga.orderId(), ShipmentCreated.class, WAIT);
+        double failuresBefore = compensationFailures();
+
+        try (LogCapture logs = LogCapture.of(ShippingService.class.getName())) {
+            carrier().slow(2600); // longer than the client's timeout: every cancel call fails
+            saga.send(orderCancelling());
+
+            await().atMost(WAIT).until(() -> alerts(logs, saga.orderId()).size() >= 2);
+            assertThat(compensationFailures() - failuresBefore).isGreaterThanOrEqualTo(2.0);
+            assertThat(alerts(logs, saga.orderId())).allSatisfy(line -> {
+                assertThat(line.level().intValue()).isGreaterThanOrEqualTo(Level.SEVERE.intValue());
+                assertThat(line.correlationId()).isEqualTo(saga.correlationId());
+            });
+            Shipment cancelling = row(saga.orderId());
+            assertThat(cancelling.status()).isEqualTo(ShipmentStatus.CANCELLING);
+            assertThat(cancelling.cancelAttempts()).isGreaterThanOrEqualTo(2);
+            assertThat(published.of(saga.orderId(), ShipmentCancelled.class)).as("not answered while failing").isEmpty();
+
+            carrier().slow(0);
+
+            published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
+            assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CANCELLED);
+            assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+                    .satisfies(s -> assertThat(s.status()).isEqualTo("cancelled"));
+        }
+    }
+
+    @Test
+    void shipmentOfAnUnknownOrderIsNotFound() {
+        given().get("/shipments/{orderId}", UUID.randomUUID())
+                .then().statusCode(404)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Shipment not found"));
+    }
+
+    private static List<LogCapture.Line> alerts(LogCapture logs, UUID orderId) {
+        return logs.containing("ALERT").stream().filter(l -> l.message().contains(orderId.toString())).toList();
+    }
+
+    private double compensationFailures() {
+        var counter = meters.find("saga.compensation.failures").tag("step", "shipment-cancel").counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    private CarrierSandboxApi carrier() {
+        return new CarrierSandboxApi(carrierUrl);
+    }
+
+    private Shipment row(UUID orderId) {
+        return shipping.find(orderId).orElseThrow();
+    }
+
+    private boolean inboxHas(UUID eventId) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM inbox WHERE event_id = ?")) {
+            ps.setObject(1, eventId);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1) == 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+package dev.ordersaga.shipping.provider;
+
+import dev.ordersaga.sandbox.CarrierSandbox;
+import dev.ordersaga.shipping.provider.CarrierClient.Cancelled;
+import dev.ordersaga.shipping.provider.CarrierClient.Created;
+import dev.ordersaga.shipping.provider.CarrierClient.Destination;
+import dev.ordersaga.shipping.provider.CarrierClient.Found;
+import dev.ordersaga.shipping.provider.CarrierClient.NotFound;
+import dev.ordersaga.shipping.provider.CarrierClient.Rejected;
+import dev.ordersaga.shipping.provider.CarrierClient.Unavailable;
+import dev.ordersaga.shipping.provider.CarrierClient.UnknownShipment;
+import dev.ordersaga.shipping.testing.CarrierSandboxApi;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The client against the carrier sandbox: every answer the carrier can give, classified. */
+class CarrierClientTest {
+
+    private static final Destination ADA = new Destination("Ada Lovelace", "12 St James Square", null, "London",
+            "SW1Y 4JH", "GB");
+    private static final Duration TIMEOUT = Duration.ofMillis(500);
+
+    private CarrierSandbox sandbox;
+    private CarrierSandboxApi controls;
+    private CarrierClient client;
+
+    @BeforeEach
+    void startCarrier() {
+        sandbox = CarrierSandbox.start(0);
+        controls = new CarrierSandboxApi(sandbox.baseUrl());
+        client = new CarrierClient(sandbox.baseUrl() + "/", TIMEOUT);
+    }
+
+    @AfterEach
+    void stopCarrier() {
+        sandbox.close();
+    }
+
+    @Test
+    void createIsIdempotentByKey() {
+        UUID orderId = UUID.randomUUID();
+        String key = UUID.randomUUID().toString();
+
+        var first = client.create(key, orderId.toString(), ADA);
+        var second = client.create(key, orderId.toString(), ADA);
+
+        assertThat(first).isInstanceOf(Created.class);
+        assertThat(second).isEqualTo(first);
+        assertThat(controls.shipmentsOf(orderId)).singleElement()
+                .satisfies(s -> {
+                    assertThat(s.shipmentId()).isEqualTo(((Created) first).carrierShipmentId());
+                    assertThat(s.idempotencyKey()).isEqualTo(key);
+                    assertThat(s.status()).isEqualTo("created");
+                });
+    }
+
+    @Test
+    void undeliverableAddressIsRejected() {
+        var result = client.create(UUID.randomUUID().toString(), UUID.randomUUID().toString(),
+                new Destination("Nobody", "UNDELIVERABLE", null, "Nowhere", "0000", "XX"));
+        assertThat(result).isEqualTo(new Rejected("address undeliverable"));
+    }
+
+    @Test
+    void outageIsUnavailableAndCertainlyCreatedNothing() {
+        UUID orderId = UUID.randomUUID();
+        controls.outage(1);
+        var result = client.create(UUID.randomUUID().toString(), orderId.toString(), ADA);
+        assertThat(result).isInstanceOfSatisfying(Unavailable.class, u -> {
+            assertThat(u.uncertain()).isFalse();
+            assertThat(u.reason()).contains("503");
+        });
+        assertThat(controls.shipmentsOf(orderId)).isEmpty();
+    }
+
+    @Test
+    void timeoutIsUnavailableButUncertainAndTheLookupFindsWhatItCreated() {
+        UUID orderId = UUID.randomUUID();
+        String key = UUID.randomUUID().toString();
+        controls.slow(TIMEOUT.toMillis() + 700);
+        var result = client.create(key, orderId.toString(), ADA);
+        controls.slow(0);
+
+        assertThat(result).isInstanceOfSatisfying(Unavailable.class, u -> {
+            assertThat(u.uncertain()).isTrue();
+            assertThat(u.reason()).contains("500 ms");
+        });
+        assertThat(client.find(key)).isInstanceOfSatisfying(Found.class,
+                f -> assertThat(f.carrierShipmentId()).isEqualTo(controls.shipmentsOf(orderId).get(0).shipmentId()));
+    }
+
+    @Test
+    void lookupOfAnUnknownKeyFindsNothing() {
+        assertThat(client.find(UUID.randomUUID().toString())).isInstanceOf(NotFound.class);
+    }
+
+    @Test
+    void cancelIsIdempotentAndAnUnknownShipmentIsSaidSo() {
+        UUID orderId = UUID.randomUUID();
+        String key = UUID.randomUUID().toString();
+        String carrierId = ((Created) client.create(key, orderId.toString(), ADA)).carrierShipmentId();
+
+        assertThat(client.cancel(carrierId, "cancel-" + key)).isInstanceOf(Cancelled.class);
+        assertThat(client.cancel(carrierId, "cancel-" + key)).isInstanceOf(Cancelled.class);
+        assertThat(controls.shipmentsOf(orderId)).singleElement().satisfies(s -> assertThat(s.status()).isEqualTo("cancelled"));
+        assertThat(client.cancel("shp_unknown", "cancel-x")).isInstanceOf(UnknownShipment.class);
+    }
+
+    @Test
+    void cancelThatTimesOutFails() {
+        String carrierId = ((Created) client.create(UUID.randomUUID().toString(), UUID.randomUUID().toString(), ADA))
+                .carrierShipmentId();
+        controls.slow(TIMEOUT.toMillis() + 700);
+        var result = client.cancel(carrierId, "cancel-1");
+        controls.slow(0);
+        assertThat(result).isInstanceOf(CarrierClient.CancelFailed.class);
+    }
+
+    @Test
+    void carrierThatIsNotListeningIsUnavailableAndCreatedNothing() throws Exception {
+        int freePort;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            freePort = socket.getLocalPort();
+        }
+        CarrierClient nowhere = new CarrierClient("http://127.0.0.1:" + freePort, TIMEOUT);
+        assertThat(nowhere.create(UUID.randomUUID().toString(), "ref", ADA))
+                .isInstanceOfSatisfying(Unavailable.class, u -> assertThat(u.uncertain()).isFalse());
+        assertThat(nowhere.find("key")).isInstanceOf(CarrierClient.LookupFailed.class);
+        assertThat(nowhere.cancel("shp_1", "cancel-1")).isInstanceOf(CarrierClient.CancelFailed.class);
+    }
+}

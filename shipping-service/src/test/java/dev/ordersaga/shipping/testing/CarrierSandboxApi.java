@@ -1,0 +1,81 @@
+package dev.ordersaga.shipping.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/** The sandbox's own controls (outage, slow mode) and its ledger, as a test drives and reads them. */
+public final class CarrierSandboxApi {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final String baseUrl;
+
+    public CarrierSandboxApi(String baseUrl) {
+        this.baseUrl = baseUrl;
+    }
+
+    /** A shipment in the carrier's books. */
+    public record LedgerShipment(String shipmentId, String idempotencyKey, String reference, String status) {
+    }
+
+    /** The next {@code failures} create calls answer 503 (0 ends an outage). */
+    public void outage(int failures) {
+        post("/sandbox/carrier/outage", "{\"failures\": " + failures + "}");
+    }
+
+    /** Every carrier answer is held back this long from now on (0 = off). */
+    public void slow(long delayMs) {
+        post("/sandbox/slow", "{\"delayMs\": " + delayMs + "}");
+    }
+
+    /** The carrier's shipments for an order. */
+    public List<LedgerShipment> shipmentsOf(UUID orderId) {
+        JsonNode ledger;
+        try {
+            ledger = JSON.readTree(send(HttpRequest.newBuilder(URI.create(baseUrl + "/sandbox/ledger")).GET()));
+        } catch (IOException e) {
+            throw new IllegalStateException("unreadable ledger", e);
+        }
+        List<LedgerShipment> shipments = new ArrayList<>();
+        for (JsonNode s : ledger.path("shipments")) {
+            if (orderId.toString().equals(s.path("reference").asText())) {
+                shipments.add(new LedgerShipment(s.path("shipmentId").asText(), s.path("idempotencyKey").asText(),
+                        s.path("reference").asText(), s.path("status").asText()));
+            }
+        }
+        return shipments;
+    }
+
+    private void post(String path, String body) {
+        send(HttpRequest.newBuilder(URI.create(baseUrl + path))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    private static String send(HttpRequest.Builder request) {
+        try {
+            HttpResponse<String> response = HTTP.send(request.timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 200) {
+                throw new IllegalStateException("sandbox answered " + response.statusCode() + ": " + response.body());
+            }
+            return response.body();
+        } catch (IOException e) {
+            throw new IllegalStateException("sandbox unreachable", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package dev.ordersaga.shipping.testing;
+
+import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.events.ShipmentRetryRequested;
+import dev.ordersaga.events.ShippingAddress;
+import dev.ordersaga.testing.KafkaTestProducer;
+import dev.ordersaga.testing.Orders;
+
+import java.math.BigDecimal;
+import java.util.UUID;
+
+/** One saga's events as the other services would publish them: same order id, same correlation id. */
+public final class SagaEvents implements AutoCloseable {
+
+    private final KafkaTestProducer producer = new KafkaTestProducer();
+
+    /** A saga of a new order. */
+    public Saga saga() {
+        UUID orderId = UUID.randomUUID();
+        return new Saga(orderId, "shipping-test-" + orderId);
+    }
+
+    public final class Saga {
+
+        private final UUID orderId;
+        private final String correlationId;
+
+        private Saga(UUID orderId, String correlationId) {
+            this.orderId = orderId;
+            this.correlationId = correlationId;
+        }
+
+        public UUID orderId() {
+            return orderId;
+        }
+
+        public String correlationId() {
+            return correlationId;
+        }
+
+        public <E extends SagaEvent> EventEnvelope<E> envelope(E event) {
+            return EventEnvelope.of(orderId, correlationId, null, event);
+        }
+
+        /** Publishes on the event's topic, keyed by the order id, and waits for the broker's acknowledgement. */
+        public <E extends SagaEvent> EventEnvelope<E> send(E event) {
+            return send(envelope(event));
+        }
+
+        public <E extends SagaEvent> EventEnvelope<E> send(EventEnvelope<E> envelope) {
+            producer.send(envelope.topic(), orderId.toString(), EventCodec.encode(envelope));
+            return envelope;
+        }
+    }
+
+    public static OrderCreated orderCreated() {
+        return Orders.created();
+    }
+
+    public static OrderCreated orderCreatedTo(String line1) {
+        OrderCreated order = Orders.created();
+        ShippingAddress a = order.shippingAddress();
+        return new OrderCreated(order.customerId(), order.items(), order.total(), order.currency(),
+                new ShippingAddress(a.name(), line1, a.line2(), a.city(), a.postalCode(), a.country()), order.paymentToken());
+    }
+
+    public static PaymentSucceeded paymentSucceeded() {
+        return new PaymentSucceeded("pay-" + UUID.randomUUID(), new BigDecimal("21.00"), "EUR", "ch_test");
+    }
+
+    public static OrderCancelling orderCancelling() {
+        return new OrderCancelling("customer changed their mind", "customer");
+    }
+
+    public static ShipmentRetryRequested retryRequested() {
+        return new ShipmentRetryRequested("operator-1");
+    }
+
+    @Override
+    public void close() {
+        producer.close();
+    }
+}

@@ -1,0 +1,49 @@
+package dev.ordersaga.shipping.testing;
+
+import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.testing.KafkaTopicProbe;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+import static org.awaitility.Awaitility.await;
+
+/** What shipping-service published on shipping.events, per order. */
+public final class ShippingEventsProbe implements AutoCloseable {
+
+    private final KafkaTopicProbe probe = KafkaTopicProbe.fromNow(Topics.SHIPPING_EVENTS);
+
+    public List<EventEnvelope<SagaEvent>> of(UUID orderId) {
+        return probe.matching(r -> orderId.toString().equals(r.key())).stream()
+                .map(r -> EventCodec.decode(r.value()))
+                .toList();
+    }
+
+    @SuppressWarnings("unchecked")
+    public <E extends SagaEvent> List<EventEnvelope<E>> of(UUID orderId, Class<E> type) {
+        return of(orderId).stream()
+                .filter(e -> type.isInstance(e.payload()))
+                .map(e -> (EventEnvelope<E>) (EventEnvelope<?>) e)
+                .toList();
+    }
+
+    /** Waits for the first event of the type for the order. */
+    public <E extends SagaEvent> EventEnvelope<E> await(UUID orderId, Class<E> type, Duration timeout) {
+        return org.awaitility.Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(50))
+                .until(() -> of(orderId, type), list -> !list.isEmpty()).get(0);
+    }
+
+    /** The types, in the order they were published. */
+    public List<String> typesOf(UUID orderId) {
+        return of(orderId).stream().map(EventEnvelope::type).toList();
+    }
+
+    @Override
+    public void close() {
+        probe.close();
+    }
+}
