@@ -92,6 +92,38 @@ final class ServiceProcess implements AutoCloseable {
         }
     }
 
+    /** A plain executable jar (the sandboxes): ready when its port answers. */
+    static ServiceProcess startJar(String jarPath, String instance, int port, List<String> args) throws IOException {
+        Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
+        Path jar = root.resolve(jarPath);
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException(jar + " is missing: package it first (./mvnw package)");
+        }
+        requireFreePort(port);
+        Path logs = Path.of("target", "system-test-logs");
+        Files.createDirectories(logs);
+        Path log = logs.resolve(instance + ".log");
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m", "-jar",
+                jar.toAbsolutePath().toString()));
+        command.addAll(args);
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        STARTED.add(process);
+        ServiceProcess started = new ServiceProcess(instance, port, log, process);
+        await(instance + " listening").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            if (!process.isAlive()) {
+                throw new IllegalStateException(instance + " exited with " + process.exitValue() + "; see " + log);
+            }
+            try (java.net.Socket socket = new java.net.Socket()) {
+                socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+        return started;
+    }
+
     ServiceProcess awaitReady() {
         await(name + " ready").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> {
             if (!process.isAlive()) {

@@ -1,0 +1,311 @@
+package dev.ordersaga.systemtest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.restassured.http.ContentType;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The whole system as separate processes: the payment provider and carrier sandboxes and the four services,
+ * on the real PostgreSQL and Kafka. Tests talk to it only as its users and operators would: over HTTP.
+ */
+final class SagaSystem implements AutoCloseable {
+
+    static final int ORDER = 18181;
+    static final int INVENTORY = 18182;
+    static final int PAYMENT = 18183;
+    static final int SHIPPING = 18184;
+    static final int PAYMENT_PROVIDER = 19101;
+    static final int CARRIER = 19102;
+    static final int SHIPPING_MAX_ATTEMPTS = 4;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String name;
+    private final Map<String, String> extraProperties;
+    private final List<ServiceProcess> sandboxes = new ArrayList<>();
+    private final Map<String, ServiceProcess> services = new HashMap<>();
+
+    private SagaSystem(String name, Map<String, String> extraProperties) {
+        this.name = name;
+        this.extraProperties = extraProperties;
+    }
+
+    /**
+     * @param extraProperties configuration every service gets on top of its own, e.g. a fault-injection switch
+     */
+    static SagaSystem start(String name, Map<String, String> extraProperties) throws Exception {
+        SagaSystem system = new SagaSystem(name, extraProperties);
+        try {
+            system.sandboxes.add(ServiceProcess.startJar("deploy/sandboxes/target/sandboxes.jar", name + "-payment-provider",
+                    PAYMENT_PROVIDER, List.of("payment", "--port", Integer.toString(PAYMENT_PROVIDER),
+                            "--webhook-url", "http://127.0.0.1:" + PAYMENT + "/webhooks/payment-provider",
+                            "--timeout-delay", "3s",
+                            // late enough that a charge can be caught in flight (rule 10), early enough for the tests
+                            "--webhook-delay", "4s")));
+            system.sandboxes.add(ServiceProcess.startJar("deploy/sandboxes/target/sandboxes.jar", name + "-carrier",
+                    CARRIER, List.of("carrier", "--port", Integer.toString(CARRIER))));
+            for (String service : List.of("order-service", "inventory-service", "payment-service", "shipping-service")) {
+                system.startService(service);
+            }
+            for (ServiceProcess s : system.services.values()) {
+                s.awaitReady().awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+            }
+        } catch (Exception | AssertionError e) {
+            system.close();
+            throw e;
+        }
+        return system;
+    }
+
+    private void startService(String service) throws IOException {
+        Map<String, String> props = new HashMap<>(extraProperties);
+        props.put("payment.provider.url", "http://127.0.0.1:" + PAYMENT_PROVIDER);
+        props.put("payment.provider.timeout", "1s");
+        props.put("payment.retry.base-delay", "200ms");
+        props.put("shipping.carrier.url", "http://127.0.0.1:" + CARRIER);
+        props.put("shipping.retry.max-attempts", Integer.toString(SHIPPING_MAX_ATTEMPTS));
+        props.put("shipping.retry.base-delay", "1s");
+        props.put("shipping.retry.max-delay", "4s");
+        services.put(service, ServiceProcess.start(service, name + "-" + service, portOf(service), props));
+    }
+
+    private static int portOf(String service) {
+        return switch (service) {
+            case "order-service" -> ORDER;
+            case "inventory-service" -> INVENTORY;
+            case "payment-service" -> PAYMENT;
+            case "shipping-service" -> SHIPPING;
+            default -> throw new IllegalArgumentException(service);
+        };
+    }
+
+    /** kill -9 and start again, as a crash and a restart by the orchestrator would. */
+    void crashAndRestart(String service) throws Exception {
+        services.remove(service).kill();
+        startService(service);
+        services.get(service).awaitReady().awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+    }
+
+    String url(int port) {
+        return "http://127.0.0.1:" + port;
+    }
+
+    // --- customers
+
+    /** Places an order and returns its id. */
+    UUID place(String correlationId, String paymentToken, String line1, Line... lines) {
+        StringBuilder items = new StringBuilder();
+        for (Line l : lines) {
+            if (items.length() > 0) {
+                items.append(',');
+            }
+            items.append("{\"sku\":\"%s\",\"quantity\":%d,\"unitPrice\":%s}".formatted(l.sku(), l.quantity(), l.unitPrice()));
+        }
+        String body = """
+                {"customerId": "cust-1", "items": [%s], "currency": "EUR", "paymentToken": "%s",
+                 "shippingAddress": {"name": "Ada Lovelace", "line1": "%s", "city": "London", "postalCode": "SW1Y 4JH",
+                                     "country": "GB"}}""".formatted(items, paymentToken, line1);
+        String id = given().baseUri(url(ORDER)).contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
+                .body(body).post("/orders").then().statusCode(201).extract().path("orderId");
+        return UUID.fromString(id);
+    }
+
+    record Line(String sku, int quantity, String unitPrice) {
+    }
+
+    JsonNode order(UUID id) {
+        return json(given().baseUri(url(ORDER)).get("/orders/{id}", id).then().statusCode(200).extract().asString());
+    }
+
+    String status(UUID id) {
+        return order(id).path("status").asText();
+    }
+
+    /** Waits until the saga of the order ended (CONFIRMED, CANCELLED) or waits for a person. */
+    JsonNode awaitSettled(UUID id, Duration timeout) {
+        return await("order " + id + " settled").atMost(timeout).pollInterval(Duration.ofMillis(100))
+                .until(() -> order(id), o -> List.of("CONFIRMED", "CANCELLED").contains(o.path("status").asText())
+                        || o.hasNonNull("waitingReason"));
+    }
+
+    JsonNode awaitStatus(UUID id, String status, Duration timeout) {
+        return await("order " + id + " " + status).atMost(timeout).pollInterval(Duration.ofMillis(100))
+                .until(() -> order(id), o -> status.equals(o.path("status").asText()));
+    }
+
+    void cancel(UUID id, int expectedStatus) {
+        given().baseUri(url(ORDER)).post("/orders/{id}/cancel", id).then().statusCode(expectedStatus);
+    }
+
+    List<String> timelineTypes(UUID id) {
+        List<String> types = new ArrayList<>();
+        json(given().baseUri(url(ORDER)).get("/orders/{id}/timeline", id).then().statusCode(200).extract().asString())
+                .forEach(e -> types.add(e.path("type").asText()));
+        return types;
+    }
+
+    // --- operators
+
+    JsonNode waitingOrders() {
+        return json(given().baseUri(url(ORDER)).auth().preemptive().basic("operator", "operator")
+                .get("/operator/orders?waiting=true").then().statusCode(200).extract().asString());
+    }
+
+    void operatorRetryShipping(UUID id) {
+        given().baseUri(url(ORDER)).auth().preemptive().basic("operator", "operator")
+                .post("/operator/orders/{id}/retry-shipping", id).then().statusCode(202);
+    }
+
+    void operatorCancel(UUID id) {
+        given().baseUri(url(ORDER)).auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON)
+                .body("{\"reason\": \"carrier will not recover\"}")
+                .post("/operator/orders/{id}/cancel", id).then().statusCode(202);
+    }
+
+    // --- inventory
+
+    void stock(String sku, int quantity) {
+        given().baseUri(url(INVENTORY)).contentType(ContentType.JSON).body("{\"quantity\": " + quantity + "}")
+                .put("/stock/{sku}", sku).then().statusCode(200);
+    }
+
+    JsonNode stock(String sku) {
+        return json(given().baseUri(url(INVENTORY)).get("/stock/{sku}", sku).then().statusCode(200).extract().asString());
+    }
+
+    // --- the outside world
+
+    /** Charges minus refunds at the provider for the order. */
+    BigDecimal netCharge(UUID orderId) {
+        JsonNode ledger = paymentLedger();
+        BigDecimal net = BigDecimal.ZERO;
+        for (JsonNode c : ledger.path("charges")) {
+            if (orderId.toString().equals(c.path("reference").asText()) && "succeeded".equals(c.path("status").asText())) {
+                net = net.add(c.path("amount").decimalValue());
+            }
+        }
+        for (JsonNode r : ledger.path("refunds")) {
+            if (orderId.toString().equals(r.path("reference").asText())) {
+                net = net.subtract(r.path("amount").decimalValue());
+            }
+        }
+        return net;
+    }
+
+    List<JsonNode> charges(UUID orderId) {
+        List<JsonNode> charges = new ArrayList<>();
+        paymentLedger().path("charges").forEach(c -> {
+            if (orderId.toString().equals(c.path("reference").asText())) {
+                charges.add(c);
+            }
+        });
+        return charges;
+    }
+
+    List<JsonNode> refunds(UUID orderId) {
+        List<JsonNode> refunds = new ArrayList<>();
+        paymentLedger().path("refunds").forEach(r -> {
+            if (orderId.toString().equals(r.path("reference").asText())) {
+                refunds.add(r);
+            }
+        });
+        return refunds;
+    }
+
+    JsonNode paymentLedger() {
+        return json(given().baseUri(url(PAYMENT_PROVIDER)).get("/sandbox/ledger").then().statusCode(200).extract().asString());
+    }
+
+    void settleLate(String chargeId) {
+        given().baseUri(url(PAYMENT_PROVIDER)).post("/sandbox/charges/{id}/settle-late", chargeId).then().statusCode(200);
+    }
+
+    /** Shipments at the carrier for the order, by status. */
+    List<String> shipments(UUID orderId) {
+        List<String> statuses = new ArrayList<>();
+        json(given().baseUri(url(CARRIER)).get("/sandbox/ledger").then().statusCode(200).extract().asString())
+                .path("shipments").forEach(s -> {
+                    if (orderId.toString().equals(s.path("reference").asText())) {
+                        statuses.add(s.path("status").asText());
+                    }
+                });
+        return statuses;
+    }
+
+    /** Every answer of the payment provider takes this long from now on (0: back to normal). */
+    void paymentProviderSlow(int delayMs) {
+        given().baseUri(url(PAYMENT_PROVIDER)).contentType(ContentType.JSON).body("{\"delayMs\": " + delayMs + "}")
+                .post("/sandbox/slow").then().statusCode(200);
+    }
+
+    void carrierOutage(int failures) {
+        given().baseUri(url(CARRIER)).contentType(ContentType.JSON).body("{\"failures\": " + failures + "}")
+                .post("/sandbox/carrier/outage").then().statusCode(200);
+    }
+
+    JsonNode shipment(UUID orderId) {
+        return json(given().baseUri(url(SHIPPING)).get("/shipments/{id}", orderId).then().statusCode(200).extract().asString());
+    }
+
+    // --- observability
+
+    /** The value of a Prometheus counter of a service, summed over the series whose labels contain the filter. */
+    double metric(int port, String name, String labelFilter) {
+        String text = given().baseUri(url(port)).get("/q/metrics").then().statusCode(200).extract().asString();
+        double sum = 0;
+        for (String line : text.split("\n")) {
+            if (line.startsWith(name) && line.contains(labelFilter)) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    long logLines(String service, String... fragments) throws IOException {
+        Path log = Path.of("target", "system-test-logs", name + "-" + service + ".log");
+        return Files.readAllLines(log).stream().filter(l -> {
+            for (String f : fragments) {
+                if (!l.contains(f)) {
+                    return false;
+                }
+            }
+            return true;
+        }).count();
+    }
+
+    private static JsonNode json(String text) {
+        try {
+            return JSON.readTree(text);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (ServiceProcess s : services.values()) {
+            s.close();
+        }
+        for (ServiceProcess s : sandboxes) {
+            s.close();
+        }
+    }
+
+    static String newSku() {
+        return "SKU-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+}
