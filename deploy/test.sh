@@ -10,6 +10,8 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 
 command -v java >/dev/null || { echo "test.sh: a JDK 17+ is required (java not on PATH)" >&2; exit 1; }
+# KubernetesManifestsTest renders deploy/kubernetes with kubectl kustomize (Debian's kubectl is old; the manifests keep to its kustomize)
+command -v kubectl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client; }
 
 deploy/stack.sh up
 # a service of the local run (deploy/run.sh) would compete with the tests for the relay slots and consumer groups

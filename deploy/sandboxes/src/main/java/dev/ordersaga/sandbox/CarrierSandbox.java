@@ -20,8 +20,8 @@ public final class CarrierSandbox implements AutoCloseable {
     private final CarrierLedger ledger = new CarrierLedger();
     private final SandboxHttpServer server;
 
-    private CarrierSandbox(int port) {
-        this.server = SandboxHttpServer.bind(NAME, port, List.of(
+    private CarrierSandbox(String host, int port) {
+        this.server = SandboxHttpServer.bind(NAME, host, port, List.of(
                 Route.post("/v1/shipments", this::createShipment),
                 Route.post("/v1/shipments/{shipmentId}/cancel", this::cancelShipment),
                 Route.get("/v1/shipments/{idempotencyKey}", this::shipmentStatus),
@@ -32,10 +32,15 @@ public final class CarrierSandbox implements AutoCloseable {
 
     /** Starts the sandbox on 127.0.0.1; {@code port} 0 for any free port. */
     public static CarrierSandbox start(int port) {
+        return start(SandboxHttpServer.DEFAULT_HOST, port);
+    }
+
+    /** Starts the sandbox on the given address (0.0.0.0 for every interface); {@code port} 0 for any free port. */
+    public static CarrierSandbox start(String host, int port) {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0..65535: " + port);
         }
-        return new CarrierSandbox(port);
+        return new CarrierSandbox(host, port);
     }
 
     /** {@code http://127.0.0.1:<port>}, without a trailing slash. */

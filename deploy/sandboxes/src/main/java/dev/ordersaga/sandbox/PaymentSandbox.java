@@ -29,7 +29,7 @@ public final class PaymentSandbox implements AutoCloseable {
 
     private PaymentSandbox(Builder builder) {
         this.timeoutDelay = builder.timeoutDelay;
-        this.server = SandboxHttpServer.bind(NAME, builder.port, List.of(
+        this.server = SandboxHttpServer.bind(NAME, builder.host, builder.port, List.of(
                 Route.post("/v1/charges", this::charge),
                 Route.get("/v1/charges/{idempotencyKey}", this::chargeStatus),
                 Route.post("/v1/refunds", this::refund),
@@ -112,12 +112,19 @@ public final class PaymentSandbox implements AutoCloseable {
     /** For tests and the command line: every setting of the payment sandbox. */
     public static final class Builder {
 
+        private String host = SandboxHttpServer.DEFAULT_HOST;
         private int port;
         private URI webhookUrl;
         private Duration timeoutDelay = DEFAULT_TIMEOUT_DELAY;
         private Duration webhookDelay = DEFAULT_WEBHOOK_DELAY;
 
         private Builder() {
+        }
+
+        /** The address to listen on: 127.0.0.1 (the default), or 0.0.0.0 for every interface. */
+        public Builder host(String host) {
+            this.host = Objects.requireNonNull(host, "host");
+            return this;
         }
 
         /** 0 (the default) for any free port. */

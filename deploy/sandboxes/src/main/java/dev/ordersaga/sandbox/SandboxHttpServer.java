@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class SandboxHttpServer implements AutoCloseable {
 
-    private static final String HOST = "127.0.0.1";
+    /** Where a sandbox listens unless told otherwise: this machine only. */
+    static final String DEFAULT_HOST = "127.0.0.1";
     private static final String PROVIDER_API = "/v1/";
 
     private final String name;
@@ -45,26 +46,32 @@ final class SandboxHttpServer implements AutoCloseable {
     }
 
     /**
-     * Binds to 127.0.0.1:{@code port} (0 = any free port) but does not serve yet, so that the sandbox can finish
-     * building what its handlers use (knowing its port) before the first call comes in.
+     * Binds to {@code host}:{@code port} (0 = any free port) but does not serve yet, so that the sandbox can finish
+     * building what its handlers use (knowing its port) before the first call comes in. The host is 127.0.0.1
+     * unless the sandbox must be reached from elsewhere (0.0.0.0 in a container).
      */
-    static SandboxHttpServer bind(String name, int port, List<Route> routes) {
+    static SandboxHttpServer bind(String name, String host, int port, List<Route> routes) {
         try {
-            HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(HOST), port), 0);
+            HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), 0);
             return new SandboxHttpServer(name, routes, server);
         } catch (IOException e) {
-            throw new UncheckedIOException(name + " cannot listen on port " + port, e);
+            throw new UncheckedIOException(name + " cannot listen on " + host + ":" + port, e);
         }
     }
 
     SandboxHttpServer start() {
         server.start();
-        System.out.println("[" + name + "] listening on " + baseUrl());
+        InetAddress bound = server.getAddress().getAddress();
+        System.out.println("[" + name + "] listening on " + baseUrl()
+                + (bound.isAnyLocalAddress() ? " (every address: " + bound.getHostAddress() + ")" : ""));
         return this;
     }
 
+    /** Where this machine reaches the sandbox: 127.0.0.1 when it listens on every address. */
     String baseUrl() {
-        return "http://" + HOST + ":" + port();
+        InetAddress address = server.getAddress().getAddress();
+        String host = address.isAnyLocalAddress() ? DEFAULT_HOST : address.getHostAddress();
+        return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port();
     }
 
     /** Daemon threads named after the sandbox and its port, so a test can tell whose threads are left. */

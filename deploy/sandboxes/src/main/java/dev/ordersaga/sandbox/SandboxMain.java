@@ -1,6 +1,8 @@
 package dev.ordersaga.sandbox;
 
+import java.net.InetAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -15,13 +17,14 @@ import java.util.regex.Pattern;
 public final class SandboxMain {
 
     static final String USAGE = """
-            usage: java -jar sandboxes.jar payment [--port 9101] [--webhook-url URL] [--timeout-delay 3s] [--webhook-delay 500ms]
-                   java -jar sandboxes.jar carrier [--port 9102]
+            usage: java -jar sandboxes.jar payment [--host 127.0.0.1] [--port 9101] [--webhook-url URL] [--timeout-delay 3s] [--webhook-delay 500ms]
+                   java -jar sandboxes.jar carrier [--host 127.0.0.1] [--port 9102]
+            --host: the address to listen on (0.0.0.0: every interface, e.g. in a container)
             durations: 1500ms, 3s, or a plain number of milliseconds""";
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s)?");
-    private static final Set<String> PAYMENT_OPTIONS = Set.of("--port", "--webhook-url", "--timeout-delay",
+    private static final Set<String> PAYMENT_OPTIONS = Set.of("--host", "--port", "--webhook-url", "--timeout-delay",
             "--webhook-delay");
-    private static final Set<String> CARRIER_OPTIONS = Set.of("--port");
+    private static final Set<String> CARRIER_OPTIONS = Set.of("--host", "--port");
 
     private SandboxMain() {
     }
@@ -54,7 +57,7 @@ public final class SandboxMain {
         String which = args[0];
         return switch (which) {
             case "payment" -> startPayment(options(args, PAYMENT_OPTIONS));
-            case "carrier" -> CarrierSandbox.start(port(options(args, CARRIER_OPTIONS), 9102));
+            case "carrier" -> startCarrier(options(args, CARRIER_OPTIONS));
             default -> throw new IllegalArgumentException("unknown sandbox: " + which);
         };
     }
@@ -69,7 +72,7 @@ public final class SandboxMain {
     }
 
     private static PaymentSandbox startPayment(Map<String, String> options) {
-        PaymentSandbox.Builder builder = PaymentSandbox.builder().port(port(options, 9101));
+        PaymentSandbox.Builder builder = PaymentSandbox.builder().host(host(options)).port(port(options, 9101));
         if (options.containsKey("--webhook-url")) {
             builder.webhookUrl(URI.create(options.get("--webhook-url")));
         }
@@ -80,6 +83,20 @@ public final class SandboxMain {
             builder.webhookDelay(duration(options.get("--webhook-delay")));
         }
         return builder.start();
+    }
+
+    private static CarrierSandbox startCarrier(Map<String, String> options) {
+        return CarrierSandbox.start(host(options), port(options, 9102));
+    }
+
+    private static String host(Map<String, String> options) {
+        String host = options.getOrDefault("--host", SandboxHttpServer.DEFAULT_HOST);
+        try {
+            InetAddress.getByName(host);
+            return host;
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("not an address to listen on: " + host);
+        }
     }
 
     private static int port(Map<String, String> options, int defaultPort) {

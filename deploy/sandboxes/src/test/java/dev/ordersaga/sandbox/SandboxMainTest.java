@@ -2,8 +2,12 @@ package dev.ordersaga.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.UncheckedIOException;
+import java.net.ConnectException;
 import java.time.Duration;
+import java.util.Locale;
 import org.junit.jupiter.api.Test;
 
 class SandboxMainTest {
@@ -35,6 +39,31 @@ class SandboxMainTest {
     }
 
     @Test
+    void listensOnEveryAddressWithHostZero() throws Exception {
+        assumeLoopbackAliases();
+        try (AutoCloseable payment = SandboxMain.start(new String[] {"payment", "--host", "0.0.0.0", "--port", "0"});
+             AutoCloseable carrier = SandboxMain.start(new String[] {"carrier", "--host", "0.0.0.0", "--port", "0"})) {
+            String paymentUrl = ((PaymentSandbox) payment).baseUrl();
+            String carrierUrl = ((CarrierSandbox) carrier).baseUrl();
+            assertThat(paymentUrl).startsWith("http://127.0.0.1:");
+            assertThat(new SandboxClient(otherLoopbackAddress(paymentUrl)).ledger().get("charges")).isEmpty();
+            assertThat(new SandboxClient(otherLoopbackAddress(carrierUrl)).ledger().get("shipments")).isEmpty();
+        }
+    }
+
+    @Test
+    void listensOnLoopbackOnlyByDefault() throws Exception {
+        assumeLoopbackAliases();
+        try (AutoCloseable carrier = SandboxMain.start(new String[] {"carrier", "--port", "0"})) {
+            String url = ((CarrierSandbox) carrier).baseUrl();
+            assertThat(new SandboxClient(url).ledger().get("shipments")).isEmpty();
+            assertThatThrownBy(() -> new SandboxClient(otherLoopbackAddress(url)).ledger())
+                    .isInstanceOf(UncheckedIOException.class)
+                    .hasCauseInstanceOf(ConnectException.class);
+        }
+    }
+
+    @Test
     void refusesWhatItCannotRead() {
         assertThatThrownBy(() -> SandboxMain.start(new String[0])).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> SandboxMain.start(new String[] {"bank"}))
@@ -45,5 +74,19 @@ class SandboxMainTest {
                 .hasMessageContaining("needs a value");
         assertThatThrownBy(() -> SandboxMain.start(new String[] {"payment", "--port", "x"}))
                 .hasMessageContaining("not a port");
+        assertThatThrownBy(() -> SandboxMain.start(new String[] {"carrier", "--host", "no-such-host.invalid"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not an address to listen on");
+    }
+
+    /** 127.0.0.2 is this machine as well, but not the address a sandbox bound to 127.0.0.1 answers on. */
+    private static String otherLoopbackAddress(String baseUrl) {
+        return baseUrl.replace("://127.0.0.1:", "://127.0.0.2:");
+    }
+
+    /** Linux routes all of 127.0.0.0/8 to the loopback interface; other systems may have 127.0.0.1 only. */
+    private static void assumeLoopbackAliases() {
+        assumeTrue(System.getProperty("os.name").toLowerCase(Locale.ROOT).contains("linux"),
+                "needs 127.0.0.2 on the loopback interface");
     }
 }

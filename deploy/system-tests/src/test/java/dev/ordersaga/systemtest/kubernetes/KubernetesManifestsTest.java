@@ -1,0 +1,377 @@
+package dev.ordersaga.systemtest.kubernetes;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.systemtest.kubernetes.ManifestChecks.ExternalSecrets;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static dev.ordersaga.systemtest.kubernetes.ManifestChecks.SERVICES;
+import static dev.ordersaga.systemtest.kubernetes.Rendered.list;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Kubernetes manifests (deploy/kubernetes) as {@code kubectl apply -k} would see them: every overlay is rendered
+ * with {@code kubectl kustomize} and checked, so that a manifest cannot rot unnoticed while the services change. The
+ * last tests break a copy of the manifests and show that each kind of check reports what it must.
+ */
+class KubernetesManifestsTest {
+
+    private static final Path REPO = Path.of(System.getProperty("saga.repo.root", "../.."));
+    private static final Path MANIFESTS = REPO.resolve("deploy/kubernetes");
+    private static final Path TOPICS_FILE = REPO.resolve("deploy/stack/topics.txt");
+    private static final Map<String, Rendered> RENDERED = new ConcurrentHashMap<>();
+
+    static Stream<String> overlays() throws IOException {
+        try (Stream<Path> dirs = Files.list(MANIFESTS.resolve("overlays"))) {
+            return dirs.filter(Files::isDirectory).map(dir -> dir.getFileName().toString()).sorted().toList().stream();
+        }
+    }
+
+    @Test
+    void thereIsADevAndAProdOverlay() throws IOException {
+        assertThat(overlays()).contains("dev", "prod");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void overlayRendersIntoOneNamespace(String overlay) {
+        Rendered rendered = rendered(overlay);
+
+        assertThat(rendered.ofKind("Deployment")).extracting(Rendered::name)
+                .contains(SERVICES.stream().map(s -> s + "-service").toArray(String[]::new));
+        Set<String> namespaces = rendered.objects().stream()
+                .filter(o -> !"Namespace".equals(o.path("kind").asText()))
+                .map(o -> o.at("/metadata/namespace").asText("(none)"))
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertThat(namespaces).as("namespaces of the %s overlay's objects", overlay).hasSize(1);
+        assertThat(rendered.find("Namespace", namespaces.iterator().next()))
+                .as("the %s overlay creates its namespace", overlay).isPresent();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void everyContainerHasReadinessAndLivenessProbes(String overlay) {
+        assertThat(ManifestChecks.probes(rendered(overlay))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void everyContainerHasResourceRequestsAndLimits(String overlay) {
+        assertThat(ManifestChecks.resources(rendered(overlay))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void everyContainerRunsAsNonRootOnAReadOnlyRootFilesystem(String overlay) {
+        assertThat(ManifestChecks.securityContexts(rendered(overlay))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void everyReferencedConfigMapAndSecretKeyExists(String overlay) {
+        Rendered rendered = rendered(overlay);
+
+        assertThat(ManifestChecks.references(rendered)).as("references found").isNotEmpty();
+        assertThat(ManifestChecks.referencesResolve(rendered, externalSecrets(MANIFESTS, overlay))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void everyImageIsPinnedToATagOtherThanLatest(String overlay) {
+        assertThat(ManifestChecks.images(rendered(overlay))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void kafkaTopicsAreTheTopicsTheServicesUse(String overlay) {
+        assertThat(ManifestChecks.topics(rendered(overlay), serviceTopics(), ManifestChecks.readTopicsFile(TOPICS_FILE)))
+                .isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void kafkaAndPostgresComeFromTheirOperatorsReadyForTheRelays(String overlay) {
+        Rendered rendered = rendered(overlay);
+
+        assertThat(ManifestChecks.kafka(rendered)).isEmpty();
+        assertThat(ManifestChecks.postgres(rendered)).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void everyServiceHasAServiceABudgetADatabaseAndARoleWithReplication(String overlay) {
+        assertThat(ManifestChecks.services(rendered(overlay))).isEmpty();
+    }
+
+    @Test
+    void devRunsOneReplicaOfEachServiceTheSandboxesAndThrowawayCredentials() {
+        Rendered dev = rendered("dev");
+
+        for (String service : SERVICES) {
+            assertThat(dev.find("Deployment", service + "-service").orElseThrow().at("/spec/replicas").asInt())
+                    .as("replicas of %s-service", service).isEqualTo(1);
+        }
+        JsonNode payment = dev.find("Deployment", "payment-service").orElseThrow();
+        JsonNode shipping = dev.find("Deployment", "shipping-service").orElseThrow();
+        assertThat(ManifestChecks.resolve(dev, ManifestChecks.env(payment).get("PAYMENT_PROVIDER_URL")))
+                .hasValue("http://payment-provider-sandbox:" + servicePort(dev, "payment-provider-sandbox"));
+        assertThat(ManifestChecks.resolve(dev, ManifestChecks.env(shipping).get("CARRIER_URL")))
+                .hasValue("http://carrier-sandbox:" + servicePort(dev, "carrier-sandbox"));
+
+        List<String> providerArgs = args(dev, "payment-provider-sandbox");
+        assertThat(providerArgs).startsWith("payment").containsSequence("--host", "0.0.0.0");
+        assertThat(providerArgs.get(providerArgs.indexOf("--webhook-url") + 1))
+                .isEqualTo("http://payment-service:" + servicePort(dev, "payment-service") + "/webhooks/payment-provider");
+        assertThat(args(dev, "carrier-sandbox")).startsWith("carrier").containsSequence("--host", "0.0.0.0");
+
+        // every credential the dev overlay needs is generated by it, none is expected from the cluster
+        assertThat(ManifestChecks.referencesResolve(dev, ExternalSecrets.NONE)).isEmpty();
+        assertThat(dev.ofKind("Secret")).isNotEmpty();
+    }
+
+    @Test
+    void prodRunsTwoReplicasAndTakesCredentialsFromTheCluster() {
+        Rendered prod = rendered("prod");
+        ExternalSecrets external = externalSecrets(MANIFESTS, "prod");
+
+        for (String service : SERVICES) {
+            String name = service + "-service";
+            assertThat(prod.find("Deployment", name).orElseThrow().at("/spec/replicas").asInt())
+                    .as("replicas of %s", name).isEqualTo(2);
+            assertThat(prod.find("PodDisruptionBudget", name).orElseThrow().at("/spec/minAvailable").asInt())
+                    .as("minAvailable of %s", name).isEqualTo(1);
+            assertThat(ManifestChecks.resolve(prod, ManifestChecks.env(prod.find("Deployment", name).orElseThrow())
+                    .get("LOG_JSON"))).as("LOG_JSON of %s", name).hasValue("true");
+        }
+        assertThat(external.isEmpty()).as("prod lists the Secrets the operator creates").isFalse();
+        assertThat(ManifestChecks.externalSecretsAreExactlyTheReferencedOnes(prod, external)).isEmpty();
+        assertThat(prod.find("Deployment", "payment-provider-sandbox")).as("no sandbox in prod").isEmpty();
+        assertThat(prod.find("Deployment", "carrier-sandbox")).as("no sandbox in prod").isEmpty();
+    }
+
+    // ------------------------------------------------------------- the checks fail when the manifests are broken
+
+    @Test
+    void aMissingReadinessProbeIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/order-service.yaml"), yaml -> removeBlock(yaml, "readinessProbe"));
+
+        assertThat(ManifestChecks.probes(render(manifests, "dev")))
+                .containsExactly("Deployment order-service container order-service: no readinessProbe");
+    }
+
+    @Test
+    void aProbeOnAnotherPathIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/shipping-service.yaml"), yaml -> replaceOnce(yaml, "path: /q/health/live", "path: /"));
+
+        assertThat(ManifestChecks.probes(render(manifests, "prod")))
+                .singleElement().asString()
+                .startsWith("Deployment shipping-service container shipping-service: livenessProbe is not GET /q/health/live");
+    }
+
+    @Test
+    void missingLimitsAreReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("overlays/dev/sandboxes.yaml"), yaml -> removeBlock(yaml, "limits"));
+
+        assertThat(ManifestChecks.resources(render(manifests, "dev"))).containsExactly(
+                "Deployment payment-provider-sandbox container payment-provider-sandbox: no resources.limits.cpu",
+                "Deployment payment-provider-sandbox container payment-provider-sandbox: no resources.limits.memory");
+    }
+
+    @Test
+    void aWritableRootFilesystemOrARootUserIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/payment-service.yaml"), yaml -> replaceOnce(
+                replaceAll(yaml, "runAsNonRoot: true", "runAsNonRoot: false"),
+                "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false"));
+
+        assertThat(ManifestChecks.securityContexts(render(manifests, "dev"))).containsExactly(
+                "Deployment payment-service container payment-service: runAsNonRoot is not true",
+                "Deployment payment-service container payment-service: readOnlyRootFilesystem is not true");
+    }
+
+    @Test
+    void aReferenceToAMissingConfigMapKeyIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kustomization.yaml"), yaml -> replaceOnce(yaml,
+                "- DB_URL=jdbc:postgresql://order-saga-db-rw:5432/payment_db",
+                "- DATABASE_URL=jdbc:postgresql://order-saga-db-rw:5432/payment_db"));
+
+        assertThat(ManifestChecks.referencesResolve(render(manifests, "dev"), ExternalSecrets.NONE))
+                .singleElement().asString()
+                .startsWith("Deployment payment-service container payment-service env DB_URL: ConfigMap payment-service-config-")
+                .endsWith(" key DB_URL is rendered without that key");
+    }
+
+    @Test
+    void aSecretThatProdNeitherRendersNorListsIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        Path list = manifests.resolve("overlays/prod/" + ExternalSecrets.FILE);
+        edit(list, text -> replaceOnce(text, "order-operator-credentials    password",
+                "stale-credentials             password"));
+        Rendered prod = render(manifests, "prod");
+        ExternalSecrets external = ExternalSecrets.read(list);
+
+        assertThat(ManifestChecks.referencesResolve(prod, external)).containsExactly(
+                "Deployment order-service container order-service env OPERATOR_PASSWORD: Secret order-operator-credentials"
+                        + " key password is not in the rendered prod overlay nor in " + ExternalSecrets.FILE);
+        assertThat(ManifestChecks.externalSecretsAreExactlyTheReferencedOnes(prod, external)).containsExactly(
+                ExternalSecrets.FILE + " lists Secret stale-credentials, which nothing in the overlay refers to");
+    }
+
+    @Test
+    void aLatestOrMissingImageTagIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kustomization.yaml"), yaml -> replaceOnce(
+                replaceOnce(yaml, "  - name: order-saga/order-service\n    newTag: 0.1.0\n",
+                        "  - name: order-saga/order-service\n    newTag: latest\n"),
+                "  - name: order-saga/inventory-service\n    newTag: 0.1.0\n", ""));
+
+        assertThat(ManifestChecks.images(render(manifests, "prod"))).contains(
+                "Deployment order-service container order-service: image order-saga/order-service:latest is tagged latest",
+                "Deployment inventory-service container inventory-service: image order-saga/inventory-service has no tag");
+    }
+
+    @Test
+    void aMissingKafkaTopicIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kafka-topics.yaml"), yaml -> removeDocument(yaml, "name: shipping.dlq"));
+
+        assertThat(ManifestChecks.topics(render(manifests, "dev"), serviceTopics(),
+                ManifestChecks.readTopicsFile(TOPICS_FILE)))
+                .containsExactly("no KafkaTopic for shipping.dlq, a topic of the services (Topics)");
+    }
+
+    @Test
+    void aRoleWithoutReplicationIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml,
+                "      - name: inventory_svc\n        ensure: present\n        login: true\n        replication: true\n",
+                "      - name: inventory_svc\n        ensure: present\n        login: true\n        replication: false\n"));
+
+        assertThat(ManifestChecks.services(render(manifests, "prod"))).singleElement().asString()
+                .startsWith("Cluster order-saga-db role inventory_svc: needs login and replication");
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    private static Rendered rendered(String overlay) {
+        return RENDERED.computeIfAbsent(overlay, o -> render(MANIFESTS, o));
+    }
+
+    private static Rendered render(Path manifests, String overlay) {
+        return Rendered.parse(overlay, Kustomize.render(manifests.resolve("overlays").resolve(overlay)));
+    }
+
+    /** The overlay's list of Secrets the cluster's operator creates, if it has one. */
+    private static ExternalSecrets externalSecrets(Path manifests, String overlay) {
+        Path file = manifests.resolve("overlays").resolve(overlay).resolve(ExternalSecrets.FILE);
+        return Files.exists(file) ? ExternalSecrets.read(file) : ExternalSecrets.NONE;
+    }
+
+    private static List<String> serviceTopics() {
+        List<String> topics = new ArrayList<>(Topics.EVENT_TOPICS);
+        topics.addAll(Topics.DLQ_TOPICS);
+        return topics;
+    }
+
+    private static int servicePort(Rendered rendered, String service) {
+        return rendered.find("Service", service).orElseThrow().at("/spec/ports/0/port").asInt();
+    }
+
+    private static List<String> args(Rendered rendered, String deployment) {
+        JsonNode workload = rendered.find("Deployment", deployment)
+                .orElseThrow(() -> new AssertionError("no Deployment " + deployment + " in " + rendered.overlay()));
+        return list(workload.at("/spec/template/spec/containers/0/args")).stream().map(JsonNode::asText).toList();
+    }
+
+    private static Path copyOfManifests(Path temp) {
+        Path copy = temp.resolve("kubernetes");
+        try (Stream<Path> files = Files.walk(MANIFESTS)) {
+            for (Path file : files.toList()) {
+                Path target = copy.resolve(MANIFESTS.relativize(file).toString());
+                if (Files.isDirectory(file)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(file, target);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return copy;
+    }
+
+    private static void edit(Path file, UnaryOperator<String> change) {
+        try {
+            String before = Files.readString(file);
+            String after = change.apply(before);
+            assertThat(after).as("the edit of %s changes it", file).isNotEqualTo(before);
+            Files.writeString(file, after);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Fails if the text is not there: a break that no longer applies must not pass as a check that holds. */
+    private static String replaceOnce(String text, String target, String replacement) {
+        assertThat(text).as("the text to replace").contains(target);
+        return text.replaceFirst(Pattern.quote(target), Matcher.quoteReplacement(replacement));
+    }
+
+    private static String replaceAll(String text, String target, String replacement) {
+        assertThat(text).as("the text to replace").contains(target);
+        return text.replace(target, replacement);
+    }
+
+    /** Removes the first "key:" line and the lines indented below it. */
+    private static String removeBlock(String yaml, String key) {
+        List<String> lines = new ArrayList<>(List.of(yaml.split("\n", -1)));
+        int start = -1;
+        for (int i = 0; i < lines.size() && start < 0; i++) {
+            if (lines.get(i).trim().equals(key + ":")) {
+                start = i;
+            }
+        }
+        assertThat(start).as("a line '%s:'", key).isNotNegative();
+        int indent = indentation(lines.get(start));
+        int end = start + 1;
+        while (end < lines.size() && (lines.get(end).isBlank() || indentation(lines.get(end)) > indent)) {
+            end++;
+        }
+        lines.subList(start, end).clear();
+        return String.join("\n", lines);
+    }
+
+    private static int indentation(String line) {
+        return line.length() - line.stripLeading().length();
+    }
+
+    /** Removes the YAML document (between "---" lines) that contains the marker. */
+    private static String removeDocument(String yaml, String marker) {
+        List<String> documents = new ArrayList<>(List.of(yaml.split("\n---\n", -1)));
+        assertThat(documents.removeIf(document -> document.contains(marker))).as("a document with '%s'", marker).isTrue();
+        return String.join("\n---\n", documents);
+    }
+}

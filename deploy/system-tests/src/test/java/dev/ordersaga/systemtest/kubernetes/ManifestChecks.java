@@ -1,0 +1,683 @@
+package dev.ordersaga.systemtest.kubernetes;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static dev.ordersaga.systemtest.kubernetes.Rendered.containers;
+import static dev.ordersaga.systemtest.kubernetes.Rendered.describe;
+import static dev.ordersaga.systemtest.kubernetes.Rendered.list;
+import static dev.ordersaga.systemtest.kubernetes.Rendered.name;
+
+/**
+ * What a rendered overlay must hold. Each check returns the problems it found, one readable line each; none means
+ * the check passed. KubernetesManifestsTest runs them on the real overlays and on broken copies of them.
+ */
+final class ManifestChecks {
+
+    /** The four services; each runs as the Deployment, Service and PodDisruptionBudget "<name>-service". */
+    static final List<String> SERVICES = List.of("order", "inventory", "payment", "shipping");
+    static final String READY_PATH = "/q/health/ready";
+    static final String LIVE_PATH = "/q/health/live";
+    static final int SERVICE_PORT = 8080;
+    /** The pod label `kubectl logs -l app.kubernetes.io/part-of=order-saga` follows a saga by (README). */
+    static final String PART_OF = "app.kubernetes.io/part-of";
+
+    private static final Pattern JDBC_URL = Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?/([^?]+)(\\?.*)?");
+
+    private ManifestChecks() {
+    }
+
+    // ---------------------------------------------------------------------------------------------- workloads
+
+    /** Both probes on every container; the services' on their SmallRye Health endpoints, at the container's port. */
+    static List<String> probes(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        for (JsonNode deployment : rendered.ofKind("Deployment")) {
+            boolean sagaService = isSagaService(deployment);
+            for (JsonNode container : list(deployment.at("/spec/template/spec/containers"))) {
+                String where = where(deployment, container);
+                checkProbe(problems, where, container, "readinessProbe", sagaService ? READY_PATH : null);
+                checkProbe(problems, where, container, "livenessProbe", sagaService ? LIVE_PATH : null);
+            }
+        }
+        return problems;
+    }
+
+    private static void checkProbe(List<String> problems, String where, JsonNode container, String probe, String path) {
+        JsonNode spec = container.path(probe);
+        if (!spec.isObject()) {
+            problems.add(where + ": no " + probe);
+            return;
+        }
+        if (path == null) {
+            if (!(spec.has("httpGet") || spec.has("tcpSocket") || spec.has("exec") || spec.has("grpc"))) {
+                problems.add(where + ": " + probe + " has no handler (httpGet, tcpSocket, exec or grpc)");
+            }
+            return;
+        }
+        JsonNode httpGet = spec.path("httpGet");
+        if (!path.equals(httpGet.path("path").asText())) {
+            problems.add(where + ": " + probe + " is not GET " + path + " (found " + spec + ")");
+        } else if (containerPort(container, httpGet.path("port")).isEmpty()) {
+            problems.add(where + ": " + probe + " port " + httpGet.path("port") + " is none of the container's ports");
+        }
+    }
+
+    /** Requests and limits of CPU and memory on every container. */
+    static List<String> resources(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        for (JsonNode deployment : rendered.ofKind("Deployment")) {
+            for (JsonNode container : containers(deployment)) {
+                for (String kind : List.of("requests", "limits")) {
+                    for (String resource : List.of("cpu", "memory")) {
+                        if (!container.at("/resources/" + kind + "/" + resource).isValueNode()) {
+                            problems.add(where(deployment, container) + ": no resources." + kind + "." + resource);
+                        }
+                    }
+                }
+            }
+        }
+        return problems;
+    }
+
+    /**
+     * Not root, no privilege escalation, a read-only root filesystem, and an emptyDir at /tmp where the JVM writes its
+     * temporary files.
+     */
+    static List<String> securityContexts(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        for (JsonNode deployment : rendered.ofKind("Deployment")) {
+            JsonNode pod = deployment.at("/spec/template/spec");
+            JsonNode podContext = pod.path("securityContext");
+            for (JsonNode container : containers(deployment)) {
+                String where = where(deployment, container);
+                JsonNode context = container.path("securityContext");
+                boolean nonRoot = context.has("runAsNonRoot")
+                        ? context.path("runAsNonRoot").asBoolean(false)
+                        : podContext.path("runAsNonRoot").asBoolean(false);
+                if (!nonRoot) {
+                    problems.add(where + ": runAsNonRoot is not true");
+                }
+                JsonNode user = context.has("runAsUser") ? context.path("runAsUser") : podContext.path("runAsUser");
+                if (user.isNumber() && user.asLong() == 0) {
+                    problems.add(where + ": runAsUser is 0 (root)");
+                }
+                if (!context.path("readOnlyRootFilesystem").asBoolean(false)) {
+                    problems.add(where + ": readOnlyRootFilesystem is not true");
+                } else if (!emptyDirAt(pod, container, "/tmp")) {
+                    problems.add(where + ": read-only root filesystem without an emptyDir at /tmp for the JVM's files");
+                }
+                // Kubernetes allows escalation unless told otherwise
+                if (context.path("allowPrivilegeEscalation").asBoolean(true)) {
+                    problems.add(where + ": allowPrivilegeEscalation is not false");
+                }
+            }
+        }
+        return problems;
+    }
+
+    private static boolean emptyDirAt(JsonNode pod, JsonNode container, String path) {
+        return list(container.path("volumeMounts")).stream()
+                .filter(mount -> path.equals(mount.path("mountPath").asText()))
+                .map(mount -> mount.path("name").asText())
+                .anyMatch(volume -> list(pod.path("volumes")).stream()
+                        .anyMatch(v -> volume.equals(v.path("name").asText()) && v.has("emptyDir")));
+    }
+
+    // --------------------------------------------------------------------------------------------- references
+
+    /** A ConfigMap or Secret (and key, if any) that an object of the overlay refers to. */
+    record Ref(String where, String kind, String name, String key) {
+        @Override
+        public String toString() {
+            return kind + " " + name + (key == null ? "" : " key " + key);
+        }
+    }
+
+    /**
+     * Every ConfigMap and Secret the Deployments read (env valueFrom, envFrom, volumes) and the password Secrets of the
+     * CloudNativePG roles.
+     */
+    static List<Ref> references(Rendered rendered) {
+        List<Ref> refs = new ArrayList<>();
+        for (JsonNode deployment : rendered.ofKind("Deployment")) {
+            for (JsonNode container : containers(deployment)) {
+                String where = where(deployment, container);
+                for (JsonNode env : list(container.path("env"))) {
+                    JsonNode from = env.path("valueFrom");
+                    String at = where + " env " + env.path("name").asText();
+                    addRef(refs, at, "ConfigMap", from.path("configMapKeyRef"), "name", "key");
+                    addRef(refs, at, "Secret", from.path("secretKeyRef"), "name", "key");
+                }
+                for (JsonNode envFrom : list(container.path("envFrom"))) {
+                    addRef(refs, where + " envFrom", "ConfigMap", envFrom.path("configMapRef"), "name", null);
+                    addRef(refs, where + " envFrom", "Secret", envFrom.path("secretRef"), "name", null);
+                }
+            }
+            for (JsonNode volume : list(deployment.at("/spec/template/spec/volumes"))) {
+                String at = describe(deployment) + " volume " + volume.path("name").asText();
+                addVolumeRefs(refs, at, "ConfigMap", volume.path("configMap"), "name");
+                addVolumeRefs(refs, at, "Secret", volume.path("secret"), "secretName");
+                for (JsonNode source : list(volume.at("/projected/sources"))) {
+                    addVolumeRefs(refs, at, "ConfigMap", source.path("configMap"), "name");
+                    addVolumeRefs(refs, at, "Secret", source.path("secret"), "name");
+                }
+            }
+        }
+        for (JsonNode cluster : rendered.ofKind("Cluster")) {
+            for (JsonNode role : list(cluster.at("/spec/managed/roles"))) {
+                JsonNode secret = role.path("passwordSecret");
+                if (secret.isObject()) {
+                    String at = describe(cluster) + " role " + role.path("name").asText();
+                    refs.add(new Ref(at, "Secret", secret.path("name").asText(), "username"));
+                    refs.add(new Ref(at, "Secret", secret.path("name").asText(), "password"));
+                }
+            }
+        }
+        return refs;
+    }
+
+    private static void addRef(List<Ref> refs, String where, String kind, JsonNode ref, String nameField, String keyField) {
+        if (ref.isObject()) {
+            refs.add(new Ref(where, kind, ref.path(nameField).asText(), keyField == null ? null : ref.path(keyField).asText()));
+        }
+    }
+
+    private static void addVolumeRefs(List<Ref> refs, String where, String kind, JsonNode source, String nameField) {
+        if (!source.isObject()) {
+            return;
+        }
+        List<JsonNode> items = list(source.path("items"));
+        if (items.isEmpty()) {
+            refs.add(new Ref(where, kind, source.path(nameField).asText(), null));
+        }
+        for (JsonNode item : items) {
+            refs.add(new Ref(where, kind, source.path(nameField).asText(), item.path("key").asText()));
+        }
+    }
+
+    /**
+     * Every reference resolves: to a ConfigMap or Secret of the rendered overlay that has the key, or, for a Secret,
+     * to one the cluster's operator creates (listed in {@code external}, empty where the overlay generates its own).
+     */
+    static List<String> referencesResolve(Rendered rendered, ExternalSecrets external) {
+        List<String> problems = new ArrayList<>();
+        for (Ref ref : references(rendered)) {
+            Optional<JsonNode> object = rendered.find(ref.kind(), ref.name());
+            if (object.isPresent()) {
+                if (ref.key() != null && rendered.value(ref.kind(), ref.name(), ref.key()).isEmpty()) {
+                    problems.add(ref.where() + ": " + ref + " is rendered without that key");
+                }
+            } else if (!("Secret".equals(ref.kind()) && external.provides(ref.name(), ref.key()))) {
+                problems.add(ref.where() + ": " + ref + " is not in the rendered " + rendered.overlay() + " overlay"
+                        + (external.isEmpty() ? "" : " nor in " + ExternalSecrets.FILE));
+            }
+        }
+        return problems;
+    }
+
+    /**
+     * An overlay that leaves the credentials to the cluster's operator renders no Secret, and lists exactly what it
+     * refers to: a listed Secret or key that nothing reads is a stale instruction to the operator.
+     */
+    static List<String> externalSecretsAreExactlyTheReferencedOnes(Rendered rendered, ExternalSecrets external) {
+        List<String> problems = new ArrayList<>();
+        for (JsonNode secret : rendered.ofKind("Secret")) {
+            problems.add(describe(secret) + " is rendered, but this overlay's credentials must come from the cluster ("
+                    + ExternalSecrets.FILE + ")");
+        }
+        Map<String, Set<String>> referenced = new LinkedHashMap<>();
+        for (Ref ref : references(rendered)) {
+            if ("Secret".equals(ref.kind())) {
+                Set<String> keys = referenced.computeIfAbsent(ref.name(), n -> new TreeSet<>());
+                if (ref.key() != null) {
+                    keys.add(ref.key());
+                }
+            }
+        }
+        external.keys().forEach((name, keys) -> {
+            Set<String> used = referenced.getOrDefault(name, Set.of());
+            if (!referenced.containsKey(name)) {
+                problems.add(ExternalSecrets.FILE + " lists Secret " + name + ", which nothing in the overlay refers to");
+            } else {
+                for (String key : keys) {
+                    if (!used.contains(key)) {
+                        problems.add(ExternalSecrets.FILE + " lists key " + key + " of Secret " + name + ", which nothing reads");
+                    }
+                }
+            }
+        });
+        return problems;
+    }
+
+    // ------------------------------------------------------------------------------------------------- images
+
+    /**
+     * Every image names a tag (or digest) that is not "latest": the workloads' images and the PostgreSQL image of the
+     * CloudNativePG cluster. The project's own images (order-saga/*) carry one tag: one release.
+     */
+    static List<String> images(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        Map<String, String> ownTags = new LinkedHashMap<>();
+        for (JsonNode deployment : rendered.ofKind("Deployment")) {
+            for (JsonNode container : containers(deployment)) {
+                String image = container.path("image").asText();
+                checkImage(problems, where(deployment, container), image);
+                Optional<String> tag = tag(image);
+                if (repository(image).startsWith("order-saga/") && tag.isPresent()) {
+                    ownTags.put(repository(image), tag.get());
+                }
+            }
+        }
+        for (JsonNode cluster : rendered.ofKind("Cluster")) {
+            if (cluster.at("/spec/imageName").isTextual()) {
+                checkImage(problems, describe(cluster) + " imageName", cluster.at("/spec/imageName").asText());
+            }
+        }
+        if (new TreeSet<>(ownTags.values()).size() > 1) {
+            problems.add("the order-saga images carry different tags, so no single release: " + ownTags);
+        }
+        return problems;
+    }
+
+    private static void checkImage(List<String> problems, String where, String image) {
+        if (image.isEmpty()) {
+            problems.add(where + ": no image");
+        } else if (image.contains("@sha256:")) {
+            return;
+        } else if (tag(image).isEmpty()) {
+            problems.add(where + ": image " + image + " has no tag");
+        } else if ("latest".equals(tag(image).get())) {
+            problems.add(where + ": image " + image + " is tagged latest");
+        }
+    }
+
+    private static Optional<String> tag(String image) {
+        int colon = image.lastIndexOf(':');
+        return colon > image.lastIndexOf('/') ? Optional.of(image.substring(colon + 1)) : Optional.empty();
+    }
+
+    private static String repository(String image) {
+        int colon = image.lastIndexOf(':');
+        return colon > image.lastIndexOf('/') ? image.substring(0, colon) : image;
+    }
+
+    // ------------------------------------------------------------------------------------------ Kafka, topics
+
+    /**
+     * One KafkaTopic per topic the services use, and no other; the partitions as deploy/stack/topics.txt has them (the
+     * local stack creates its topics from that file); each topic belongs to the rendered Kafka cluster.
+     */
+    static List<String> topics(Rendered rendered, Collection<String> serviceTopics, Map<String, Integer> topicsFile) {
+        List<String> problems = new ArrayList<>();
+        Set<String> kafkas = names(rendered.ofKind("Kafka"));
+        Map<String, Integer> declared = new LinkedHashMap<>();
+        for (JsonNode topic : rendered.ofKind("KafkaTopic")) {
+            String name = topic.at("/spec/topicName").isTextual() ? topic.at("/spec/topicName").asText() : name(topic);
+            declared.put(name, topic.at("/spec/partitions").isInt() ? topic.at("/spec/partitions").asInt() : null);
+            String cluster = topic.at("/metadata/labels/strimzi.io~1cluster").asText();
+            if (!kafkas.contains(cluster)) {
+                problems.add(describe(topic) + ": label strimzi.io/cluster '" + cluster + "' names no rendered Kafka " + kafkas);
+            }
+        }
+        for (String topic : serviceTopics) {
+            if (!declared.containsKey(topic)) {
+                problems.add("no KafkaTopic for " + topic + ", a topic of the services (Topics)");
+            } else if (!Integer.valueOf(topicsFile.getOrDefault(topic, -1)).equals(declared.get(topic))) {
+                problems.add("KafkaTopic " + topic + " has " + declared.get(topic) + " partitions, topics.txt "
+                        + topicsFile.get(topic));
+            }
+        }
+        for (String topic : declared.keySet()) {
+            if (!serviceTopics.contains(topic)) {
+                problems.add("KafkaTopic " + topic + " is no topic of the services (Topics.EVENT_TOPICS, DLQ_TOPICS)");
+            }
+        }
+        if (!new TreeSet<>(topicsFile.keySet()).equals(new TreeSet<>(serviceTopics))) {
+            problems.add("deploy/stack/topics.txt lists " + new TreeSet<>(topicsFile.keySet()) + ", the services use "
+                    + new TreeSet<>(serviceTopics));
+        }
+        return problems;
+    }
+
+    /** One KRaft Kafka with node pools and a plain listener on 9092 that creates no topic by itself. */
+    static List<String> kafka(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        List<JsonNode> kafkas = rendered.ofKind("Kafka");
+        if (kafkas.size() != 1) {
+            return List.of("expected one Kafka, found " + names(kafkas));
+        }
+        JsonNode kafka = kafkas.get(0);
+        for (String annotation : List.of("strimzi.io/kraft", "strimzi.io/node-pools")) {
+            if (!"enabled".equals(kafka.path("metadata").path("annotations").path(annotation).asText())) {
+                problems.add(describe(kafka) + ": annotation " + annotation + " is not 'enabled'");
+            }
+        }
+        Set<String> roles = new TreeSet<>();
+        for (JsonNode pool : rendered.ofKind("KafkaNodePool")) {
+            if (name(kafka).equals(pool.at("/metadata/labels/strimzi.io~1cluster").asText())) {
+                list(pool.at("/spec/roles")).forEach(role -> roles.add(role.asText()));
+            }
+        }
+        if (!roles.containsAll(List.of("controller", "broker"))) {
+            problems.add(describe(kafka) + ": its KafkaNodePools have the roles " + roles + ", KRaft needs controller and broker");
+        }
+        if (plainListenerPort(kafka).isEmpty()) {
+            problems.add(describe(kafka) + ": no plain (tls: false) internal listener, which the services connect to");
+        }
+        if (kafka.at("/spec/kafka/config/auto.create.topics.enable").asBoolean(true)) {
+            problems.add(describe(kafka) + ": auto.create.topics.enable is not false (topics are declared, with their partitions)");
+        }
+        return problems;
+    }
+
+    /** One CloudNativePG cluster with logical decoding and a bound on the WAL a forgotten slot keeps. */
+    static List<String> postgres(Rendered rendered) {
+        List<JsonNode> clusters = rendered.ofKind("Cluster");
+        if (clusters.size() != 1) {
+            return List.of("expected one CloudNativePG Cluster, found " + names(clusters));
+        }
+        List<String> problems = new ArrayList<>();
+        JsonNode cluster = clusters.get(0);
+        JsonNode parameters = cluster.at("/spec/postgresql/parameters");
+        if (!"logical".equals(parameters.path("wal_level").asText())) {
+            problems.add(describe(cluster) + ": wal_level is not logical");
+        }
+        for (String parameter : List.of("max_replication_slots", "max_wal_senders")) {
+            if (parameters.path(parameter).asInt(0) < SERVICES.size()) {
+                problems.add(describe(cluster) + ": " + parameter + " must leave one for each of the " + SERVICES.size()
+                        + " services' relays, is " + parameters.path(parameter));
+            }
+        }
+        if (!parameters.path("max_slot_wal_keep_size").isTextual()) {
+            problems.add(describe(cluster) + ": no max_slot_wal_keep_size, so a slot nobody reads may fill the disk");
+        }
+        return problems;
+    }
+
+    // ----------------------------------------------------------------------------------------------- services
+
+    /**
+     * Each service: a Deployment with the environment the service reads, a Service and a PodDisruptionBudget that select
+     * its pods, a CloudNativePG Database owned by a managed role with login and replication whose password Secret is the
+     * one the service logs in with, and DB_URL and KAFKA_BOOTSTRAP_SERVERS at the Services the operators make.
+     */
+    static List<String> services(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        Optional<JsonNode> cluster = rendered.ofKind("Cluster").stream().findFirst();
+        Optional<JsonNode> kafka = rendered.ofKind("Kafka").stream().findFirst();
+        for (String service : SERVICES) {
+            String name = service + "-service";
+            Optional<JsonNode> found = rendered.find("Deployment", name);
+            if (found.isEmpty()) {
+                problems.add("no Deployment " + name);
+                continue;
+            }
+            JsonNode deployment = found.get();
+            JsonNode podLabels = deployment.at("/spec/template/metadata/labels");
+            if (!"order-saga".equals(podLabels.path(PART_OF).asText())) {
+                problems.add(describe(deployment) + ": its pods lack the label " + PART_OF + "=order-saga");
+            }
+            JsonNode container = deployment.at("/spec/template/spec/containers/0");
+            checkServiceAndBudget(problems, rendered, name, podLabels, container);
+
+            Map<String, JsonNode> env = new LinkedHashMap<>();
+            list(container.path("env")).forEach(e -> env.put(e.path("name").asText(), e));
+            for (String variable : requiredEnvironment(service)) {
+                if (!env.containsKey(variable)) {
+                    problems.add(describe(deployment) + ": no env " + variable + ", which the service reads");
+                }
+            }
+            boolean listensOnServicePort = list(container.path("ports")).stream()
+                    .anyMatch(port -> port.path("containerPort").asInt() == SERVICE_PORT);
+            if (!resolve(rendered, env.get("HTTP_PORT")).equals(Optional.of(String.valueOf(SERVICE_PORT)))
+                    || !listensOnServicePort) {
+                problems.add(describe(deployment) + ": HTTP_PORT and the container port must both be " + SERVICE_PORT);
+            }
+            kafka.ifPresent(k -> {
+                String expected = name(k) + "-kafka-bootstrap:" + plainListenerPort(k).orElse(-1);
+                String actual = resolve(rendered, env.get("KAFKA_BOOTSTRAP_SERVERS")).orElse("(unresolved)");
+                if (!expected.equals(actual)) {
+                    problems.add(describe(deployment) + ": KAFKA_BOOTSTRAP_SERVERS is " + actual + ", Strimzi's Service is " + expected);
+                }
+            });
+            cluster.ifPresentOrElse(c -> checkDatabase(problems, rendered, deployment, env, c),
+                    () -> problems.add(name + ": no CloudNativePG Cluster for its database"));
+        }
+        return problems;
+    }
+
+    static List<String> requiredEnvironment(String service) {
+        List<String> variables = new ArrayList<>(List.of("DB_URL", "DB_USER", "DB_PASSWORD", "KAFKA_BOOTSTRAP_SERVERS",
+                "HTTP_PORT", "LOG_JSON"));
+        switch (service) {
+            case "order" -> variables.add("OPERATOR_PASSWORD");
+            case "payment" -> variables.add("PAYMENT_PROVIDER_URL");
+            case "shipping" -> variables.add("CARRIER_URL");
+            default -> {
+            }
+        }
+        return variables;
+    }
+
+    private static void checkServiceAndBudget(List<String> problems, Rendered rendered, String name, JsonNode podLabels,
+                                              JsonNode container) {
+        Optional<JsonNode> service = rendered.find("Service", name);
+        if (service.isEmpty()) {
+            problems.add("no Service " + name);
+        } else {
+            JsonNode selector = service.get().at("/spec/selector");
+            if (!selects(selector, podLabels)) {
+                problems.add(describe(service.get()) + ": selector " + selector + " does not select the pods " + podLabels);
+            }
+            boolean reachesPort = list(service.get().at("/spec/ports")).stream()
+                    .anyMatch(port -> containerPort(container, port.path("targetPort")).isPresent());
+            if (!reachesPort) {
+                problems.add(describe(service.get()) + ": no port targets a port of the container");
+            }
+        }
+        Optional<JsonNode> budget = rendered.find("PodDisruptionBudget", name);
+        if (budget.isEmpty()) {
+            problems.add("no PodDisruptionBudget " + name);
+        } else if (!selects(budget.get().at("/spec/selector/matchLabels"), podLabels)) {
+            problems.add(describe(budget.get()) + ": does not select the pods " + podLabels);
+        }
+    }
+
+    private static void checkDatabase(List<String> problems, Rendered rendered, JsonNode deployment,
+                                      Map<String, JsonNode> env, JsonNode cluster) {
+        String where = describe(deployment);
+        String url = resolve(rendered, env.get("DB_URL")).orElse("");
+        Matcher jdbc = JDBC_URL.matcher(url);
+        if (!jdbc.matches()) {
+            problems.add(where + ": DB_URL '" + url + "' is not a jdbc:postgresql URL");
+            return;
+        }
+        if (!(name(cluster) + "-rw").equals(jdbc.group(1))) {
+            problems.add(where + ": DB_URL names host " + jdbc.group(1) + ", the primary's Service is " + name(cluster) + "-rw");
+        }
+        String databaseName = jdbc.group(3);
+        Optional<JsonNode> database = rendered.ofKind("Database").stream()
+                .filter(d -> databaseName.equals(d.at("/spec/name").asText())
+                        && name(cluster).equals(d.at("/spec/cluster/name").asText()))
+                .findFirst();
+        if (database.isEmpty()) {
+            problems.add(where + ": no CloudNativePG Database " + databaseName + " in Cluster " + name(cluster));
+            return;
+        }
+        String owner = database.get().at("/spec/owner").asText();
+        Optional<JsonNode> role = list(cluster.at("/spec/managed/roles")).stream()
+                .filter(r -> owner.equals(r.path("name").asText()))
+                .findFirst();
+        if (role.isEmpty()) {
+            problems.add(describe(database.get()) + ": its owner " + owner + " is no managed role of " + describe(cluster));
+            return;
+        }
+        JsonNode managed = role.get();
+        if (!managed.path("login").asBoolean(false) || !managed.path("replication").asBoolean(false)) {
+            problems.add(describe(cluster) + " role " + owner + ": needs login and replication (the relay's slot), has "
+                    + managed);
+        }
+        if ("absent".equals(managed.path("ensure").asText())) {
+            problems.add(describe(cluster) + " role " + owner + ": ensure is absent");
+        }
+        String passwordSecret = managed.at("/passwordSecret/name").asText();
+        for (String variable : List.of("DB_USER", "DB_PASSWORD")) {
+            String secret = Optional.ofNullable(env.get(variable))
+                    .map(e -> e.at("/valueFrom/secretKeyRef/name").asText())
+                    .orElse("");
+            if (!passwordSecret.equals(secret)) {
+                problems.add(where + ": " + variable + " comes from Secret '" + secret + "', role " + owner
+                        + " has its password in Secret '" + passwordSecret + "'");
+            }
+        }
+        rendered.value("Secret", passwordSecret, "username").ifPresent(username -> {
+            if (!owner.equals(username)) {
+                problems.add("Secret " + passwordSecret + ": username is " + username + ", the role is " + owner);
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    /** The value of an env var: literal, or from a rendered ConfigMap or Secret; empty if it comes from elsewhere. */
+    static Optional<String> resolve(Rendered rendered, JsonNode env) {
+        if (env == null) {
+            return Optional.empty();
+        }
+        if (env.has("value")) {
+            return Optional.of(env.path("value").asText());
+        }
+        JsonNode configMap = env.at("/valueFrom/configMapKeyRef");
+        if (configMap.isObject()) {
+            return rendered.value("ConfigMap", configMap.path("name").asText(), configMap.path("key").asText());
+        }
+        JsonNode secret = env.at("/valueFrom/secretKeyRef");
+        if (secret.isObject()) {
+            return rendered.value("Secret", secret.path("name").asText(), secret.path("key").asText());
+        }
+        return Optional.empty();
+    }
+
+    /** The env of a workload's first container, by name. */
+    static Map<String, JsonNode> env(JsonNode workload) {
+        Map<String, JsonNode> env = new LinkedHashMap<>();
+        list(workload.at("/spec/template/spec/containers/0/env")).forEach(e -> env.put(e.path("name").asText(), e));
+        return env;
+    }
+
+    static boolean isSagaService(JsonNode deployment) {
+        return SERVICES.stream().anyMatch(s -> (s + "-service").equals(name(deployment)));
+    }
+
+    /** The container port a probe or Service port (number or name) refers to. */
+    private static Optional<Integer> containerPort(JsonNode container, JsonNode port) {
+        for (JsonNode declared : list(container.path("ports"))) {
+            int number = declared.path("containerPort").asInt(-1);
+            if (port.isInt() && port.asInt() == number
+                    || port.isTextual() && port.asText().equals(declared.path("name").asText())) {
+                return Optional.of(number);
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<Integer> plainListenerPort(JsonNode kafka) {
+        return list(kafka.at("/spec/kafka/listeners")).stream()
+                .filter(l -> !l.path("tls").asBoolean(false) && "internal".equals(l.path("type").asText()))
+                .map(l -> l.path("port").asInt())
+                .findFirst();
+    }
+
+    private static boolean selects(JsonNode selector, JsonNode labels) {
+        if (!selector.isObject() || selector.isEmpty()) {
+            return false;
+        }
+        List<String> mismatched = new ArrayList<>();
+        selector.fields().forEachRemaining(e -> {
+            if (!e.getValue().asText().equals(labels.path(e.getKey()).asText(null))) {
+                mismatched.add(e.getKey());
+            }
+        });
+        return mismatched.isEmpty();
+    }
+
+    private static Set<String> names(List<JsonNode> objects) {
+        Set<String> names = new LinkedHashSet<>();
+        objects.forEach(o -> names.add(name(o)));
+        return names;
+    }
+
+    private static String where(JsonNode workload, JsonNode container) {
+        return describe(workload) + " container " + container.path("name").asText();
+    }
+
+    // ----------------------------------------------------------------------------------------- the files read
+
+    /** deploy/stack/topics.txt: "<topic> <partitions>" per line, # comments. */
+    static Map<String, Integer> readTopicsFile(Path file) {
+        Map<String, Integer> topics = new LinkedHashMap<>();
+        for (List<String> fields : lines(file)) {
+            topics.put(fields.get(0), Integer.parseInt(fields.get(1)));
+        }
+        return topics;
+    }
+
+    /** The non-blank lines of a file without their # comments, split on whitespace. */
+    static List<List<String>> lines(Path file) {
+        try {
+            List<List<String>> lines = new ArrayList<>();
+            for (String line : Files.readAllLines(file)) {
+                int comment = line.indexOf('#');
+                String text = (comment >= 0 ? line.substring(0, comment) : line).trim();
+                if (!text.isEmpty()) {
+                    lines.add(List.of(text.split("\\s+")));
+                }
+            }
+            return lines;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The Secrets an overlay refers to without creating them, which the operator of the cluster creates:
+     * overlays/prod/external-secrets.txt, "<name> <key> [<key> ...]" per line. Empty for an overlay that generates its own.
+     */
+    record ExternalSecrets(Map<String, Set<String>> keys) {
+
+        static final String FILE = "external-secrets.txt";
+        static final ExternalSecrets NONE = new ExternalSecrets(Map.of());
+
+        static ExternalSecrets read(Path file) {
+            Map<String, Set<String>> keys = new LinkedHashMap<>();
+            for (List<String> fields : lines(file)) {
+                keys.put(fields.get(0), new LinkedHashSet<>(fields.subList(1, fields.size())));
+            }
+            return new ExternalSecrets(keys);
+        }
+
+        boolean provides(String name, String key) {
+            return keys.containsKey(name) && (key == null || keys.get(name).contains(key));
+        }
+
+        boolean isEmpty() {
+            return keys.isEmpty();
+        }
+    }
+}
