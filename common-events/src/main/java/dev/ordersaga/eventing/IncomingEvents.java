@@ -6,10 +6,13 @@ import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.events.MalformedEventException;
 import dev.ordersaga.events.UnknownEventTypeException;
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.runtime.ShutdownEvent;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -21,8 +24,8 @@ import java.util.function.Consumer;
  * inbox, then run the handler, all in one transaction. A repeat is skipped and logged.
  *
  * <p>{@link #process} owns the transaction and tries again, in a new one, when it failed for a passing reason (a
- * lock conflict, a database restarting); what can never succeed ({@link NotRetryable}, a malformed message) or is
- * still failing after the last attempt is thrown to the messaging layer, which parks it on the dead-letter topic.
+ * lock conflict, a database restarting); what can never succeed ({@link NotRetryable}, a malformed message) is
+ * parked on the service's dead-letter topic ({@link DeadLetters}).
  */
 @ApplicationScoped
 public class IncomingEvents {
@@ -35,7 +38,11 @@ public class IncomingEvents {
     @Inject
     MeterRegistry meters;
 
-    @ConfigProperty(name = "eventing.consumer.max-attempts", defaultValue = "8")
+    @Inject
+    DeadLetters deadLetters;
+
+    /** About a minute with the default back-off: long enough for a database restart or fail-over. */
+    @ConfigProperty(name = "eventing.consumer.max-attempts", defaultValue = "20")
     int maxAttempts;
 
     @ConfigProperty(name = "eventing.consumer.retry-backoff", defaultValue = "PT0.1S")
@@ -44,20 +51,41 @@ public class IncomingEvents {
     @ConfigProperty(name = "eventing.consumer.max-retry-backoff", defaultValue = "PT5S")
     Duration maxBackoff;
 
-    /** Applies the event in a transaction of its own, retrying passing failures with exponential back-off. */
-    public void process(String topic, String json, Consumer<EventEnvelope<SagaEvent>> handler) {
+    private volatile boolean stopping;
+
+    /**
+     * Applies the event in a transaction of its own. A passing failure is retried with exponential back-off; a
+     * message that can never be applied is parked and acknowledged. A failure while the service shuts down, or
+     * one still there after the last attempt, is thrown: the message is not acknowledged, the channel stops (the
+     * health check reports it) and the message comes again after the restart. A valid message is never parked
+     * for a passing reason.
+     */
+    public void process(ConsumerRecord<String, String> record, Consumer<EventEnvelope<SagaEvent>> handler) {
         Duration backoff = firstBackoff;
         for (int attempt = 1; ; attempt++) {
             try {
-                QuarkusTransaction.requiringNew().run(() -> apply(topic, json, handler));
+                QuarkusTransaction.requiringNew().run(() -> apply(record.topic(), record.value(), handler));
                 return;
             } catch (RuntimeException e) {
-                if (isPermanent(e) || attempt >= maxAttempts) {
-                    LOG.errorf(e, "Parking a message of %s after %d attempt(s): %s", topic, attempt, e.getMessage());
+                Throwable permanent = permanentCause(e);
+                if (permanent != null) {
+                    LOG.errorf("Parking a message of %s (partition %d, offset %d) on %s: %s", record.topic(),
+                            record.partition(), record.offset(), deadLetters.topic(), permanent.getMessage());
+                    deadLetters.park(record, permanent);
+                    return;
+                }
+                if (stopping) {
+                    LOG.infof("Shutting down: a message of %s is left for redelivery (%s)", record.topic(), e.toString());
                     throw e;
                 }
-                meters.counter("saga.consumer.retries", "topic", topic).increment();
-                LOG.warnf("Attempt %d on a message of %s failed (%s); retrying in %d ms", attempt, topic, e, backoff.toMillis());
+                if (attempt >= maxAttempts) {
+                    LOG.errorf(e, "ALERT consumer of %s gave up after %d attempts; the channel stops and the message "
+                            + "comes again after a restart", record.topic(), attempt);
+                    throw e;
+                }
+                meters.counter("saga.consumer.retries", "topic", record.topic()).increment();
+                LOG.warnf("Attempt %d on a message of %s failed (%s); retrying in %d ms", attempt, record.topic(), e,
+                        backoff.toMillis());
                 try {
                     Thread.sleep(backoff.toMillis());
                 } catch (InterruptedException interrupted) {
@@ -69,13 +97,17 @@ public class IncomingEvents {
         }
     }
 
-    private static boolean isPermanent(Throwable e) {
+    void onStop(@Observes ShutdownEvent event) {
+        stopping = true;
+    }
+
+    private static Throwable permanentCause(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof NotRetryable || t instanceof MalformedEventException) {
-                return true;
+                return t;
             }
         }
-        return false;
+        return null;
     }
 
     /**

@@ -13,13 +13,13 @@ import dev.ordersaga.events.ShipmentOnHold;
 import dev.ordersaga.events.StockReleased;
 import dev.ordersaga.events.StockReservationFailed;
 import dev.ordersaga.events.StockReserved;
-import dev.ordersaga.events.Topics;
 import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.Order.Participant;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 import java.util.Optional;
@@ -39,20 +39,20 @@ public class ParticipantEventsConsumer {
 
     @Incoming("inventory-events")
     @Blocking
-    public void onInventoryEvent(String message) {
-        incoming.process(Topics.INVENTORY_EVENTS, message, this::dispatch);
+    public void onInventoryEvent(ConsumerRecord<String, String> record) {
+        incoming.process(record, this::dispatch);
     }
 
     @Incoming("payment-events")
     @Blocking
-    public void onPaymentEvent(String message) {
-        incoming.process(Topics.PAYMENT_EVENTS, message, this::dispatch);
+    public void onPaymentEvent(ConsumerRecord<String, String> record) {
+        incoming.process(record, this::dispatch);
     }
 
     @Incoming("shipping-events")
     @Blocking
-    public void onShippingEvent(String message) {
-        incoming.process(Topics.SHIPPING_EVENTS, message, this::dispatch);
+    public void onShippingEvent(ConsumerRecord<String, String> record) {
+        incoming.process(record, this::dispatch);
     }
 
     private void dispatch(EventEnvelope<SagaEvent> event) {

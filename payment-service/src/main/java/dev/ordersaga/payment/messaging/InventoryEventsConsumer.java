@@ -2,11 +2,11 @@ package dev.ordersaga.payment.messaging;
 
 import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.StockReserved;
-import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.application.PaymentService;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 /**
@@ -24,8 +24,8 @@ public class InventoryEventsConsumer {
 
     @Incoming("inventory-events")
     @Blocking
-    public void consume(String message) {
-        incoming.process(Topics.INVENTORY_EVENTS, message, event -> {
+    public void consume(ConsumerRecord<String, String> record) {
+        incoming.process(record, event -> {
             if (event.payload() instanceof StockReserved reserved) {
                 payments.onStockReserved(event, reserved);
             }

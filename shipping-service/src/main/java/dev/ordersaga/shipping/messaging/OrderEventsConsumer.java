@@ -4,11 +4,11 @@ import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.ShipmentRetryRequested;
-import dev.ordersaga.events.Topics;
 import dev.ordersaga.shipping.application.ShippingService;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 @ApplicationScoped
@@ -22,8 +22,8 @@ public class OrderEventsConsumer {
 
     @Incoming("order-events")
     @Blocking
-    public void consume(String message) {
-        incoming.process(Topics.ORDER_EVENTS, message, event -> {
+    public void consume(ConsumerRecord<String, String> record) {
+        incoming.process(record, event -> {
             if (event.payload() instanceof OrderCreated created) {
                 shipping.onOrderCreated(event, created);
             } else if (event.payload() instanceof OrderCancelling cancelling) {

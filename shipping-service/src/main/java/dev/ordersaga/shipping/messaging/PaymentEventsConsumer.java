@@ -2,11 +2,11 @@ package dev.ordersaga.shipping.messaging;
 
 import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.PaymentSucceeded;
-import dev.ordersaga.events.Topics;
 import dev.ordersaga.shipping.application.ShippingService;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 @ApplicationScoped
@@ -20,8 +20,8 @@ public class PaymentEventsConsumer {
 
     @Incoming("payment-events")
     @Blocking
-    public void consume(String message) {
-        incoming.process(Topics.PAYMENT_EVENTS, message, event -> {
+    public void consume(ConsumerRecord<String, String> record) {
+        incoming.process(record, event -> {
             if (event.payload() instanceof PaymentSucceeded succeeded) {
                 shipping.onPaymentSucceeded(event, succeeded);
             }
