@@ -9,6 +9,7 @@ import org.junit.jupiter.api.TestInstance;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +33,7 @@ class OrderSagaIT {
     static final String PRICE = "10.50";
 
     SagaSystem saga;
+    Instant startedAt;
 
     /** Configuration every service of this run gets on top of its own. */
     Map<String, String> faults() {
@@ -44,13 +46,31 @@ class OrderSagaIT {
 
     @BeforeAll
     void startSystem() throws Exception {
+        startedAt = Instant.now();
         saga = SagaSystem.start(runName(), faults());
     }
 
+    /**
+     * After every scenario, the audit of the saga's invariants over all the orders of this run: settled, charged and
+     * shipped as their state says, stock conserved, every event on its topic, every effect once. It is repeated
+     * until the system has gone quiet (events of the last steps may still be on their way).
+     */
     @AfterAll
-    void stopSystem() throws Exception {
-        if (saga != null) {
-            saga.close();
+    void auditAndStopSystem() throws Exception {
+        try {
+            SagaSystem.AuditRun[] last = new SagaSystem.AuditRun[1];
+            try {
+                await("the audit finds no violation").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(2))
+                        .until(() -> (last[0] = saga.audit(startedAt)).exitCode() == 0);
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+                throw new AssertionError("audit exit " + (last[0] == null ? "?" : last[0].exitCode()) + ":\n"
+                        + (last[0] == null ? "" : last[0].report()), e);
+            }
+            System.out.println(last[0].report());
+        } finally {
+            if (saga != null) {
+                saga.close();
+            }
         }
     }
 

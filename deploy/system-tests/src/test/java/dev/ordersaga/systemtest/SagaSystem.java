@@ -2,6 +2,7 @@ package dev.ordersaga.systemtest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ordersaga.testing.TestStack;
 import io.restassured.http.ContentType;
 
 import java.io.IOException;
@@ -9,6 +10,7 @@ import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -259,6 +261,32 @@ final class SagaSystem implements AutoCloseable {
 
     JsonNode shipment(UUID orderId) {
         return json(given().baseUri(url(SHIPPING)).get("/shipments/{id}", orderId).then().statusCode(200).extract().asString());
+    }
+
+    // --- the audit of the saga's invariants (deploy/audit)
+
+    /** Runs deploy/audit over the orders created since the given instant; returns its exit code and report. */
+    AuditRun audit(Instant since) throws IOException, InterruptedException {
+        Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
+        Path jar = root.resolve("deploy/audit/target/audit.jar");
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException(jar + " is missing: package it first (./mvnw package)");
+        }
+        Path report = Path.of("target", "system-test-logs", name + "-audit.txt");
+        Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
+                jar.toAbsolutePath().toString(), "--since", since.toString(),
+                "--pg-host", TestStack.postgresHost(), "--pg-port", Integer.toString(TestStack.postgresPort()),
+                "--kafka", TestStack.kafkaBootstrap(),
+                "--payment-provider", url(PAYMENT_PROVIDER), "--carrier", url(CARRIER))
+                .redirectErrorStream(true).redirectOutput(report.toFile()).start();
+        if (!process.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new IllegalStateException("the audit did not finish within 120 s");
+        }
+        return new AuditRun(process.exitValue(), Files.readString(report));
+    }
+
+    record AuditRun(int exitCode, String report) {
     }
 
     // --- observability

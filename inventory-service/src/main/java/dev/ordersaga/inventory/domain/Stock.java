@@ -26,6 +26,10 @@ public class Stock {
     @Column(nullable = false)
     private int shipped;
 
+    /** Units ever made available by {@link #adjustAvailableTo}: always available + reserved + shipped. */
+    @Column(nullable = false)
+    private int stocked;
+
     protected Stock() {
     }
 
@@ -37,11 +41,15 @@ public class Stock {
         this.sku = sku;
     }
 
-    /** The warehouse counted its free units: available is set, reserved and shipped units are not touched. */
+    /**
+     * The warehouse counted its free units: available is set, reserved and shipped units are not touched. The units
+     * that appeared or vanished (the difference to the available count before) are added to, or taken from, stocked.
+     */
     public void adjustAvailableTo(int quantity) {
         if (quantity < 0) {
             throw new NegativeStockException("available of " + sku + " cannot be set to " + quantity);
         }
+        stocked = Math.addExact(stocked, quantity - available);
         available = quantity;
     }
 
@@ -99,5 +107,9 @@ public class Stock {
 
     public int shipped() {
         return shipped;
+    }
+
+    public int stocked() {
+        return stocked;
     }
 }

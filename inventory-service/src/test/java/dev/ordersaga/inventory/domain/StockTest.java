@@ -54,6 +54,26 @@ class StockTest {
     }
 
     @Test
+    void stockedCountsEveryUnitEverMadeAvailableAndStaysTheSumOfTheCounts() {
+        Stock stock = stockOf(10);
+        assertThat(stock.stocked()).isEqualTo(10);
+        stock.reserve(4);
+        stock.consume(1);
+        stock.release(1);
+        assertThat(counts(stock)).isEqualTo("7/2/1");
+        assertThat(stock.stocked()).as("units only moved").isEqualTo(10);
+
+        // counted again while units are reserved and shipped: only the free units change
+        stock.adjustAvailableTo(20);
+        assertThat(counts(stock)).isEqualTo("20/2/1");
+        assertThat(stock.stocked()).isEqualTo(23);
+        stock.adjustAvailableTo(0);
+        assertThat(stock.stocked()).as("free units taken away").isEqualTo(3);
+        stock.consume(2);
+        assertThat(stock.stocked()).isEqualTo(stock.available() + stock.reserved() + stock.shipped()).isEqualTo(3);
+    }
+
+    @Test
     void onlyPositiveQuantitiesMove() {
         Stock stock = stockOf(5);
         assertThat(stock.canReserve(0)).isFalse();

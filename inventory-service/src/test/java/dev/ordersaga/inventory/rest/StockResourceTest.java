@@ -42,6 +42,7 @@ class StockResourceTest {
                 .body("reserved", equalTo(0))
                 .body("shipped", equalTo(0));
         assertThat(new InventoryRows(dataSource).stock(sku)).isEqualTo("7/0/0");
+        assertThat(new InventoryRows(dataSource).count("SELECT stocked FROM stock WHERE sku = ?", sku)).isEqualTo(7);
     }
 
     @Test
@@ -53,6 +54,8 @@ class StockResourceTest {
                 .then().statusCode(200)
                 .body("available", equalTo(0));
         assertThat(new InventoryRows(dataSource).stock(sku)).isEqualTo("0/0/0");
+        assertThat(new InventoryRows(dataSource).count("SELECT stocked FROM stock WHERE sku = ?", sku))
+                .as("stocked: 7 made available, then taken away").isZero();
     }
 
     @Test

@@ -1,0 +1,102 @@
+package dev.ordersaga.audit;
+
+import dev.ordersaga.audit.load.Databases;
+import dev.ordersaga.audit.load.EventTopics;
+import dev.ordersaga.audit.load.Ledgers;
+import dev.ordersaga.audit.load.LoadException;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+
+/**
+ * {@code java -jar audit.jar (--since <instant> | --orders <file>) [options]}: loads a {@link Snapshot} (databases,
+ * then ledgers, then topics), runs the {@link Checks}, prints the {@link Report}. Exit 0 without a violation, 1 with
+ * any, 2 on a usage or connection error.
+ */
+public final class AuditMain {
+
+    public static final int OK = 0;
+    public static final int VIOLATIONS = 1;
+    public static final int ERROR = 2;
+
+    private AuditMain() {
+    }
+
+    public static void main(String[] args) {
+        // kafka-clients logs through SLF4J (slf4j-simple): its errors only, on stderr
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        System.exit(run(args, System.getenv(), System.out, System.err));
+    }
+
+    static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
+        Options options;
+        Set<UUID> orderIds = null;
+        try {
+            options = Options.parse(args, env);
+            if (options.ordersFile() != null) {
+                orderIds = Options.readOrderIds(options.ordersFile());
+            }
+        } catch (Options.HelpRequested e) {
+            out.print(Options.USAGE);
+            return OK;
+        } catch (Options.UsageException e) {
+            err.println("audit: " + e.getMessage());
+            err.print(Options.USAGE);
+            return ERROR;
+        }
+        Snapshot snapshot;
+        try {
+            snapshot = load(options, orderIds, err);
+        } catch (LoadException e) {
+            err.println("audit: " + e.getMessage());
+            return ERROR;
+        }
+        AuditResult result = Checks.run(snapshot);
+        out.print(Report.text(result));
+        if (options.json() != null) {
+            try {
+                Path parent = options.json().toAbsolutePath().getParent();
+                if (parent != null) {
+                    Files.createDirectories(parent);
+                }
+                Files.writeString(options.json(), Report.json(result));
+            } catch (IOException e) {
+                err.println("audit: cannot write the JSON report to " + options.json() + ": " + e.getMessage());
+                return ERROR;
+            }
+        }
+        return result.clean() ? OK : VIOLATIONS;
+    }
+
+    private static Snapshot load(Options options, Set<UUID> orderIds, PrintStream err) {
+        String scope = options.since() != null
+                ? "orders created at or after " + options.since()
+                : "the " + orderIds.size() + " order(s) listed in " + options.ordersFile();
+        err.println("audit: reading the databases at " + options.pgHost() + ":" + options.pgPort() + " (" + scope + ")");
+        Databases.Rows rows = new Databases(options.pgHost(), options.pgPort(), options.pgUser(), options.pgPassword())
+                .load(options.since(), orderIds);
+        Set<UUID> inScope = rows.orders().stream().map(Snapshot.Order::id).collect(Collectors.toCollection(LinkedHashSet::new));
+        Set<String> references = inScope.stream().map(UUID::toString).collect(Collectors.toSet());
+
+        err.println("audit: reading the ledgers of " + options.paymentProvider() + " and " + options.carrier());
+        Ledgers ledgers = new Ledgers();
+        Ledgers.PaymentLedger payments = ledgers.paymentLedger(options.paymentProvider(), references);
+        List<Snapshot.CarrierShipment> carrier = ledgers.carrierLedger(options.carrier(), references);
+
+        err.println("audit: reading the event topics at " + options.kafka());
+        EventTopics.Read topics = new EventTopics(options.kafka()).read(inScope);
+
+        return new Snapshot(scope, rows.orders(), rows.ordersNotFound(), rows.timeline(), rows.reservations(),
+                rows.sightings(), rows.stock(), rows.payments(), rows.shipments(), payments.charges(),
+                payments.refunds(), carrier, topics.events(), topics.stats());
+    }
+}

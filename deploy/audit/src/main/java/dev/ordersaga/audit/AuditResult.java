@@ -1,0 +1,54 @@
+package dev.ordersaga.audit;
+
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * What the checks found: the violations, and what was looked at (for the summary).
+ *
+ * @param ordersByStatus            orders in scope per status, in the order of the saga
+ * @param waiting                   orders that wait for an operator (any status but CONFIRMED/CANCELLED, with a reason)
+ * @param skusChecked               SKUs touched by orders in scope that have a stock row
+ * @param skusWithoutStocked        of those, SKUs whose conservation could not be checked (no stocked column)
+ * @param skusWithoutStockRow       SKUs named by orders in scope that have no stock row (nothing to conserve)
+ * @param recordsRead               records read per topic, in scope or not
+ * @param eventsInScope             records of orders in scope on the topics, duplicates included
+ * @param undecodable               records of orders in scope without an event id
+ * @param duplicates                events of orders in scope that are on their topic more than once (at-least-once:
+ *                                  information, not a violation)
+ */
+public record AuditResult(String scope, int ordersInScope, Map<String, Integer> ordersByStatus, int waiting,
+                          int skusChecked, int skusWithoutStocked, int skusWithoutStockRow,
+                          Map<String, Long> recordsRead, long eventsInScope, long undecodable,
+                          List<DuplicateEvent> duplicates, List<Violation> violations) {
+
+    public AuditResult {
+        ordersByStatus = Collections.unmodifiableMap(new LinkedHashMap<>(ordersByStatus));
+        recordsRead = Collections.unmodifiableMap(new LinkedHashMap<>(recordsRead));
+        duplicates = List.copyOf(duplicates);
+        violations = List.copyOf(violations);
+    }
+
+    /** An event id seen {@code copies} times on its topic. */
+    public record DuplicateEvent(String topic, UUID eventId, UUID orderId, String type, int copies) {
+    }
+
+    public boolean clean() {
+        return violations.isEmpty();
+    }
+
+    public Map<Violation.Kind, Integer> violationsByKind() {
+        Map<Violation.Kind, Integer> byKind = new EnumMap<>(Violation.Kind.class);
+        violations.forEach(v -> byKind.merge(v.kind(), 1, Integer::sum));
+        return byKind;
+    }
+
+    /** The copies beyond the first, over all duplicated events. */
+    public long extraCopies() {
+        return duplicates.stream().mapToLong(d -> d.copies() - 1L).sum();
+    }
+}

@@ -1,0 +1,576 @@
+package dev.ordersaga.audit;
+
+import dev.ordersaga.audit.Snapshot.CarrierShipment;
+import dev.ordersaga.audit.Snapshot.Facts;
+import dev.ordersaga.audit.Snapshot.Line;
+import dev.ordersaga.audit.Snapshot.Order;
+import dev.ordersaga.audit.Snapshot.Payment;
+import dev.ordersaga.audit.Snapshot.ProviderCharge;
+import dev.ordersaga.audit.Snapshot.ProviderRefund;
+import dev.ordersaga.audit.Snapshot.Reservation;
+import dev.ordersaga.audit.Snapshot.Shipment;
+import dev.ordersaga.audit.Snapshot.Sighting;
+import dev.ordersaga.audit.Snapshot.Stock;
+import dev.ordersaga.audit.Snapshot.TimelineEntry;
+import dev.ordersaga.audit.Snapshot.TopicEvent;
+import dev.ordersaga.audit.Violation.Kind;
+import dev.ordersaga.events.EventTypes;
+import dev.ordersaga.events.InventoryEvent;
+import dev.ordersaga.events.OrderEvent;
+import dev.ordersaga.events.PaymentEvent;
+import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.events.ShippingEvent;
+import dev.ordersaga.events.Topics;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import static dev.ordersaga.audit.Violation.ofOrder;
+import static dev.ordersaga.audit.Violation.ofSku;
+
+/**
+ * The saga's invariants as pure functions of a {@link Snapshot}: no database, no Kafka, no HTTP. Each order in scope
+ * is checked for
+ * <ul>
+ *   <li>being settled: CONFIRMED, CANCELLED, or waiting for an operator with a reason;</li>
+ *   <li>its outcome: CONFIRMED — reservation CONSUMED (holding the order's lines), net charge = total, exactly one
+ *       live shipment at the carrier; CANCELLED — no reservation RESERVED or CONSUMED, net charge zero, no live
+ *       shipment;</li>
+ *   <li>effects taken once: at most one payment, shipment and reservation row, one charge, one refund and one carrier
+ *       shipment per order reference, one order_sighting;</li>
+ *   <li>its events: every timeline entry on its producer's topic, and every state of every service with the event
+ *       that state is published with;</li>
+ * </ul>
+ * and every SKU its lines touch for stocked = available + reserved + shipped, reserved = what RESERVED reservations
+ * hold, shipped = what CONSUMED reservations hold.
+ */
+public final class Checks {
+
+    /** Order statuses in the order of the saga, for the summary. */
+    static final List<String> ORDER_STATUSES = List.of("PENDING", "STOCK_RESERVED", "PAID", "SHIPPING_CREATED",
+            "CONFIRMED", "COMPENSATING", "CANCELLED");
+
+    private static final int ORDERS_NAMED_PER_SKU = 3;
+
+    private Checks() {
+    }
+
+    public static AuditResult run(Snapshot snapshot) {
+        Index index = new Index(snapshot);
+        List<Violation> violations = new ArrayList<>();
+        for (UUID missing : snapshot.ordersNotFound()) {
+            violations.add(ofOrder(Kind.ORDER_NOT_FOUND, missing, "asked for, but order_db has no such order"));
+        }
+        for (Order order : snapshot.orders()) {
+            violations.addAll(settled(order));
+            violations.addAll(outcome(order, index));
+            violations.addAll(effectsOnce(order, index));
+            violations.addAll(events(order, index));
+        }
+        violations.addAll(stock(snapshot));
+
+        Map<String, Integer> byStatus = new TreeMap<>((a, b) -> {
+            int ia = ORDER_STATUSES.indexOf(a);
+            int ib = ORDER_STATUSES.indexOf(b);
+            if (ia >= 0 && ib >= 0) {
+                return Integer.compare(ia, ib);
+            }
+            return ia >= 0 ? -1 : ib >= 0 ? 1 : a.compareTo(b);
+        });
+        snapshot.orders().forEach(o -> byStatus.merge(o.status(), 1, Integer::sum));
+        int waiting = (int) snapshot.orders().stream().filter(o -> !finished(o) && waits(o)).count();
+        Set<String> touched = touchedSkus(snapshot).keySet();
+        List<Stock> checked = snapshot.stock().stream().filter(s -> touched.contains(s.sku())).toList();
+        Set<String> withRow = checked.stream().map(Stock::sku).collect(Collectors.toSet());
+        return new AuditResult(snapshot.scope(), snapshot.orders().size(), byStatus, waiting, checked.size(),
+                (int) checked.stream().filter(s -> s.stocked() == null).count(),
+                (int) touched.stream().filter(sku -> !withRow.contains(sku)).count(),
+                snapshot.topics().recordsRead(), snapshot.events().size(), snapshot.topics().undecodable(),
+                duplicates(snapshot), violations);
+    }
+
+    // --- settled
+
+    static List<Violation> settled(Order order) {
+        if (finished(order) || waits(order)) {
+            return List.of();
+        }
+        return List.of(ofOrder(Kind.NOT_SETTLED, order.id(),
+                "status " + order.status() + " and not waiting for an operator (no waiting reason)"));
+    }
+
+    private static boolean finished(Order order) {
+        return "CONFIRMED".equals(order.status()) || "CANCELLED".equals(order.status());
+    }
+
+    private static boolean waits(Order order) {
+        return order.waitingReason() != null && !order.waitingReason().isBlank();
+    }
+
+    // --- the outcome: what CONFIRMED and CANCELLED promise
+
+    static List<Violation> outcome(Order order, Index index) {
+        List<Violation> found = new ArrayList<>();
+        List<Reservation> reservations = index.reservations(order.id());
+        Money net = Money.net(index.charges(order.id()), index.refunds(order.id()), order.currency());
+        long live = index.carrierShipments(order.id()).stream().filter(CarrierShipment::live).count();
+        switch (order.status()) {
+            case "CONFIRMED" -> {
+                if (reservations.isEmpty()) {
+                    found.add(ofOrder(Kind.RESERVATION_STATE, order.id(), "CONFIRMED, but inventory has no reservation"));
+                }
+                for (Reservation r : reservations) {
+                    if (!"CONSUMED".equals(r.status())) {
+                        found.add(ofOrder(Kind.RESERVATION_STATE, order.id(), "CONFIRMED, but reservation "
+                                + r.reservationId() + " is " + r.status() + ", not CONSUMED"));
+                    } else if (!perSku(r.items()).equals(perSku(order.lines()))) {
+                        found.add(ofOrder(Kind.RESERVATION_ITEMS, order.id(), "reservation " + r.reservationId()
+                                + " consumed " + perSku(r.items()) + ", the order has " + perSku(order.lines())));
+                    }
+                }
+                if (!net.equalsAmount(order.total())) {
+                    found.add(ofOrder(Kind.NET_CHARGE, order.id(), "CONFIRMED with total " + plain(order.total()) + " "
+                            + order.currency() + ", but at the provider " + net.describe()));
+                }
+                if (live != 1) {
+                    found.add(ofOrder(Kind.LIVE_SHIPMENTS, order.id(), "CONFIRMED with " + live
+                            + " live shipment(s) at the carrier, not exactly one" + carrierDetail(index, order.id())));
+                }
+            }
+            case "CANCELLED" -> {
+                for (Reservation r : reservations) {
+                    if ("RESERVED".equals(r.status()) || "CONSUMED".equals(r.status())) {
+                        found.add(ofOrder(Kind.RESERVATION_STATE, order.id(), "CANCELLED, but reservation "
+                                + r.reservationId() + " is " + r.status() + ", not RELEASED or FAILED"));
+                    }
+                }
+                if (!net.equalsAmount(BigDecimal.ZERO)) {
+                    found.add(ofOrder(Kind.NET_CHARGE, order.id(), "CANCELLED, but at the provider " + net.describe()));
+                }
+                if (live > 0) {
+                    found.add(ofOrder(Kind.LIVE_SHIPMENTS, order.id(), "CANCELLED with " + live
+                            + " live shipment(s) at the carrier" + carrierDetail(index, order.id())));
+                }
+            }
+            default -> {
+                // on its way or waiting for an operator: no outcome promised yet
+            }
+        }
+        return found;
+    }
+
+    private static String carrierDetail(Index index, UUID orderId) {
+        List<CarrierShipment> all = index.carrierShipments(orderId);
+        return all.isEmpty() ? "" : " (" + all.stream().map(s -> s.shipmentId() + " " + s.status())
+                .collect(Collectors.joining(", ")) + ")";
+    }
+
+    /** Succeeded charges minus refunds, in the order's currency; entries in another currency are named. */
+    record Money(BigDecimal charged, BigDecimal refunded, List<String> foreign) {
+
+        static Money net(List<ProviderCharge> charges, List<ProviderRefund> refunds, String currency) {
+            BigDecimal charged = BigDecimal.ZERO;
+            BigDecimal refunded = BigDecimal.ZERO;
+            List<String> foreign = new ArrayList<>();
+            for (ProviderCharge c : charges) {
+                if (!c.succeeded()) {
+                    continue;
+                }
+                if (!Objects.equals(c.currency(), currency)) {
+                    foreign.add("charge " + c.chargeId() + " in " + c.currency());
+                }
+                charged = charged.add(c.amount());
+            }
+            for (ProviderRefund r : refunds) {
+                if (!Objects.equals(r.currency(), currency)) {
+                    foreign.add("refund " + r.refundId() + " in " + r.currency());
+                }
+                refunded = refunded.add(r.amount());
+            }
+            return new Money(charged, refunded, foreign);
+        }
+
+        boolean equalsAmount(BigDecimal expected) {
+            return foreign.isEmpty() && charged.subtract(refunded).compareTo(expected) == 0;
+        }
+
+        String describe() {
+            return "succeeded charges " + plain(charged) + " - refunds " + plain(refunded) + " = "
+                    + plain(charged.subtract(refunded)) + (foreign.isEmpty() ? "" : "; in another currency: "
+                    + String.join(", ", foreign));
+        }
+    }
+
+    private static String plain(BigDecimal amount) {
+        BigDecimal stripped = amount.stripTrailingZeros();
+        return (stripped.scale() < 2 ? stripped.setScale(2) : stripped).toPlainString();
+    }
+
+    private static Map<String, Integer> perSku(List<Line> lines) {
+        Map<String, Integer> perSku = new TreeMap<>();
+        lines.forEach(l -> perSku.merge(l.sku(), l.quantity(), Integer::sum));
+        return perSku;
+    }
+
+    // --- effects taken once
+
+    static List<Violation> effectsOnce(Order order, Index index) {
+        List<Violation> found = new ArrayList<>();
+        UUID id = order.id();
+        twice(found, id, index.payments(id), "payment rows in payment_db", p -> p.id() + " " + p.status());
+        twice(found, id, index.shipments(id), "shipment rows in shipping_db", s -> s.id() + " " + s.status());
+        twice(found, id, index.reservations(id), "reservations in inventory_db",
+                r -> r.reservationId() + " " + r.status());
+        twice(found, id, index.charges(id), "charges at the payment provider",
+                c -> c.chargeId() + " key " + c.idempotencyKey() + " " + c.status());
+        twice(found, id, index.refunds(id), "refunds at the payment provider",
+                r -> r.refundId() + " key " + r.idempotencyKey() + " " + plain(r.amount()));
+        twice(found, id, index.carrierShipments(id), "shipments at the carrier",
+                s -> s.shipmentId() + " key " + s.idempotencyKey() + " " + s.status());
+        twice(found, id, index.sightings(id), "order_sighting rows (OrderCreated applied by inventory)",
+                s -> "event " + s.eventId());
+        return found;
+    }
+
+    private static <T> void twice(List<Violation> found, UUID orderId, List<T> effects, String what,
+                                  Function<T, String> describe) {
+        if (effects.size() > 1) {
+            found.add(ofOrder(Kind.EFFECT_TWICE, orderId, effects.size() + " " + what + ": "
+                    + effects.stream().map(describe).collect(Collectors.joining(", "))));
+        }
+    }
+
+    // --- events on the topics
+
+    static List<Violation> events(Order order, Index index) {
+        List<Violation> found = new ArrayList<>();
+        Set<String> reported = new HashSet<>();
+        for (TimelineEntry entry : index.timeline(order.id())) {
+            String topic = topicOfProducer(entry.producer(), entry.type());
+            if (topic == null || !index.onTopic(topic, entry.eventId())) {
+                List<String> elsewhere = index.topicsOf(entry.eventId());
+                found.add(ofOrder(Kind.EVENT_NOT_ON_TOPIC, order.id(), entry.type() + " " + entry.eventId()
+                        + " (producer " + entry.producer() + ") is in the timeline but not on "
+                        + (topic == null ? "any known topic" : topic)
+                        + (elsewhere.isEmpty() ? "" : " (it is on " + String.join(", ", elsewhere) + ")")));
+                reported.add(entry.type());
+            }
+        }
+        Set<String> published = new HashSet<>();
+        for (TopicEvent e : index.events(order.id())) {
+            if (e.type() != null) {
+                published.add(e.topic() + "|" + e.type());
+            }
+        }
+        expectedEvents(order, index).forEach((type, reasons) -> {
+            String topic = topicOfType(type);
+            if (!reported.contains(type) && !published.contains(topic + "|" + type)) {
+                found.add(ofOrder(Kind.STATE_WITHOUT_EVENT, order.id(), "no " + type + " on " + topic + ", although "
+                        + String.join("; ", reasons)));
+            }
+        });
+        return found;
+    }
+
+    /** The events the states of the four services say were published for the order, each with the states that say so. */
+    static Map<String, List<String>> expectedEvents(Order order, Index index) {
+        Map<String, List<String>> expected = new LinkedHashMap<>();
+        Expect expect = (type, reason) -> expected.computeIfAbsent(type, t -> new ArrayList<>()).add(reason);
+
+        expect.that("OrderCreated", "the order exists");
+        switch (order.status()) {
+            case "CONFIRMED" -> expect.that("OrderConfirmed", "the order is CONFIRMED");
+            case "COMPENSATING" -> expect.that("OrderCancelling", "the order is COMPENSATING");
+            case "CANCELLED" -> {
+                expect.that("OrderCancelling", "the order is CANCELLED");
+                expect.that("OrderCancelled", "the order is CANCELLED");
+            }
+            default -> {
+            }
+        }
+        Facts facts = order.facts();
+        if (facts != null) {
+            heard(expect, facts.stockReserved(), "StockReserved", "stock_reserved");
+            heard(expect, facts.paid(), "PaymentSucceeded", "paid");
+            heard(expect, facts.shipmentCreated(), "ShipmentCreated", "shipment_created");
+            heard(expect, facts.stockReleased(), "StockReleased", "stock_released");
+            heard(expect, facts.paymentRefunded(), "PaymentRefunded", "payment_refunded");
+            heard(expect, facts.shipmentCancelled(), "ShipmentCancelled", "shipment_cancelled");
+        }
+
+        for (Reservation r : index.reservations(order.id())) {
+            String state = "the reservation is " + r.status();
+            switch (r.status()) {
+                case "RESERVED", "CONSUMED" -> expect.that("StockReserved", state);
+                case "FAILED" -> expect.that("StockReservationFailed", state);
+                case "RELEASED" -> {
+                    expect.that("StockReleased", state);
+                    if (!r.items().isEmpty()) {
+                        expect.that("StockReserved", state + " with items (it was reserved)");
+                    }
+                    if (r.failureReason() != null) {
+                        expect.that("StockReservationFailed", state + " with a failure reason (it failed)");
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+        for (Payment p : index.payments(order.id())) {
+            String state = "the payment is " + p.status();
+            switch (p.status()) {
+                case "SUCCEEDED", "REFUNDING" -> expect.that("PaymentSucceeded", state);
+                case "REFUNDED" -> {
+                    expect.that("PaymentSucceeded", state);
+                    expect.that("PaymentRefunded", state);
+                }
+                case "DECLINED" -> expect.that("PaymentFailed", state);
+                default -> {
+                }
+            }
+            if (p.refundAnswered()) {
+                expect.that("PaymentRefunded", "the payment answered the cancellation (refund_answered)");
+            }
+        }
+        for (Shipment s : index.shipments(order.id())) {
+            String state = "the shipment is " + s.status();
+            switch (s.status()) {
+                case "CREATED" -> expect.that("ShipmentCreated", state);
+                case "CANCELLING" -> {
+                    if (s.carrierShipmentId() != null) {
+                        expect.that("ShipmentCreated", state + " with carrier shipment " + s.carrierShipmentId());
+                    }
+                }
+                case "CANCELLED" -> {
+                    // a carrier id with no doubt about the creation: it was learnt from the create call (CREATED), not
+                    // from a look-up by key while cancelling an uncertain creation, which publishes no ShipmentCreated
+                    if (s.carrierShipmentId() != null && !s.creationUncertain()) {
+                        expect.that("ShipmentCreated", state + " after it was created (carrier shipment "
+                                + s.carrierShipmentId() + ")");
+                    }
+                    expect.that("ShipmentCancelled", state);
+                }
+                case "REJECTED" -> expect.that("ShipmentFailed", state);
+                case "ON_HOLD" -> expect.that("ShipmentOnHold", state);
+                default -> {
+                }
+            }
+        }
+        return expected;
+    }
+
+    @FunctionalInterface
+    private interface Expect {
+        void that(String type, String reason);
+    }
+
+    private static void heard(Expect expect, boolean fact, String type, String column) {
+        if (fact) {
+            expect.that(type, "the order heard it (" + column + ")");
+        }
+    }
+
+    /** The topic of an event type, from the contracts: each producer's events form one sealed interface. */
+    static String topicOfType(String type) {
+        Class<? extends SagaEvent> payload = EventTypes.classOf(type).orElse(null);
+        if (payload == null) {
+            return null;
+        } else if (OrderEvent.class.isAssignableFrom(payload)) {
+            return Topics.ORDER_EVENTS;
+        } else if (InventoryEvent.class.isAssignableFrom(payload)) {
+            return Topics.INVENTORY_EVENTS;
+        } else if (PaymentEvent.class.isAssignableFrom(payload)) {
+            return Topics.PAYMENT_EVENTS;
+        } else if (ShippingEvent.class.isAssignableFrom(payload)) {
+            return Topics.SHIPPING_EVENTS;
+        }
+        return null;
+    }
+
+    /** The topic of a timeline entry: its producer's (saga_event.producer), else its type's. */
+    static String topicOfProducer(String producer, String type) {
+        if (producer != null) {
+            switch (producer) {
+                case "order" -> {
+                    return Topics.ORDER_EVENTS;
+                }
+                case "inventory" -> {
+                    return Topics.INVENTORY_EVENTS;
+                }
+                case "payment" -> {
+                    return Topics.PAYMENT_EVENTS;
+                }
+                case "shipping" -> {
+                    return Topics.SHIPPING_EVENTS;
+                }
+                default -> {
+                }
+            }
+        }
+        return topicOfType(type);
+    }
+
+    static List<AuditResult.DuplicateEvent> duplicates(Snapshot snapshot) {
+        Map<String, List<TopicEvent>> byTopicAndId = new LinkedHashMap<>();
+        for (TopicEvent e : snapshot.events()) {
+            if (e.eventId() != null) {
+                byTopicAndId.computeIfAbsent(e.topic() + "|" + e.eventId(), k -> new ArrayList<>()).add(e);
+            }
+        }
+        List<AuditResult.DuplicateEvent> duplicates = new ArrayList<>();
+        byTopicAndId.values().forEach(copies -> {
+            if (copies.size() > 1) {
+                TopicEvent first = copies.get(0);
+                duplicates.add(new AuditResult.DuplicateEvent(first.topic(), first.eventId(), first.orderId(),
+                        first.type(), copies.size()));
+            }
+        });
+        return duplicates;
+    }
+
+    // --- stock
+
+    static List<Violation> stock(Snapshot snapshot) {
+        Map<String, Set<UUID>> touched = touchedSkus(snapshot);
+        List<Violation> found = new ArrayList<>();
+        for (Stock s : snapshot.stock()) {
+            Set<UUID> orders = touched.get(s.sku());
+            if (orders == null) {
+                continue;
+            }
+            String touchedBy = " (touched by " + named(orders) + ")";
+            long counted = (long) s.available() + s.reserved() + s.shipped();
+            if (s.stocked() != null && s.stocked() != counted) {
+                found.add(ofSku(Kind.STOCK_NOT_CONSERVED, s.sku(), "stocked " + s.stocked() + " != available "
+                        + s.available() + " + reserved " + s.reserved() + " + shipped " + s.shipped() + " = " + counted
+                        + touchedBy));
+            }
+            if (s.reserved() != s.heldByReserved()) {
+                found.add(ofSku(Kind.STOCK_HOLDINGS, s.sku(), "reserved " + s.reserved()
+                        + " != " + s.heldByReserved() + " held by RESERVED reservations" + touchedBy));
+            }
+            if (s.shipped() != s.heldByConsumed()) {
+                found.add(ofSku(Kind.STOCK_HOLDINGS, s.sku(), "shipped " + s.shipped()
+                        + " != " + s.heldByConsumed() + " held by CONSUMED reservations" + touchedBy));
+            }
+        }
+        return found;
+    }
+
+    /** The SKUs the lines of the orders in scope name, each with those orders. */
+    static Map<String, Set<UUID>> touchedSkus(Snapshot snapshot) {
+        Map<String, Set<UUID>> touched = new TreeMap<>();
+        for (Order order : snapshot.orders()) {
+            for (Line line : order.lines()) {
+                touched.computeIfAbsent(line.sku(), sku -> new TreeSet<>()).add(order.id());
+            }
+        }
+        return touched;
+    }
+
+    private static String named(Collection<UUID> orders) {
+        List<String> ids = orders.stream().limit(ORDERS_NAMED_PER_SKU).map(UUID::toString).toList();
+        String more = orders.size() > ORDERS_NAMED_PER_SKU ? " and " + (orders.size() - ORDERS_NAMED_PER_SKU) + " more" : "";
+        return (orders.size() == 1 ? "order " : "orders ") + String.join(", ", ids) + more;
+    }
+
+    /** The snapshot's rows by order (ledger entries by their reference), and the event ids on each topic. */
+    static final class Index {
+
+        private final Map<UUID, List<Reservation>> reservations;
+        private final Map<UUID, List<Sighting>> sightings;
+        private final Map<UUID, List<Payment>> payments;
+        private final Map<UUID, List<Shipment>> shipments;
+        private final Map<String, List<ProviderCharge>> charges;
+        private final Map<String, List<ProviderRefund>> refunds;
+        private final Map<String, List<CarrierShipment>> carrierShipments;
+        private final Map<UUID, List<TimelineEntry>> timeline;
+        private final Map<UUID, List<TopicEvent>> events;
+        private final Map<UUID, Set<String>> topicsByEventId = new HashMap<>();
+
+        Index(Snapshot s) {
+            reservations = group(s.reservations(), Reservation::orderId);
+            sightings = group(s.sightings(), Sighting::orderId);
+            payments = group(s.payments(), Payment::orderId);
+            shipments = group(s.shipments(), Shipment::orderId);
+            charges = group(s.charges(), ProviderCharge::reference);
+            refunds = group(s.refunds(), ProviderRefund::reference);
+            carrierShipments = group(s.carrierShipments(), CarrierShipment::reference);
+            timeline = group(s.timeline(), TimelineEntry::orderId);
+            events = group(s.events(), TopicEvent::orderId);
+            for (TopicEvent e : s.events()) {
+                if (e.eventId() != null) {
+                    topicsByEventId.computeIfAbsent(e.eventId(), id -> new TreeSet<>()).add(e.topic());
+                }
+            }
+        }
+
+        private static <T, K> Map<K, List<T>> group(List<T> rows, Function<T, K> key) {
+            Map<K, List<T>> grouped = new HashMap<>();
+            for (T row : rows) {
+                K k = key.apply(row);
+                if (k != null) {
+                    grouped.computeIfAbsent(k, x -> new ArrayList<>()).add(row);
+                }
+            }
+            return grouped;
+        }
+
+        List<Reservation> reservations(UUID orderId) {
+            return reservations.getOrDefault(orderId, List.of());
+        }
+
+        List<Sighting> sightings(UUID orderId) {
+            return sightings.getOrDefault(orderId, List.of());
+        }
+
+        List<Payment> payments(UUID orderId) {
+            return payments.getOrDefault(orderId, List.of());
+        }
+
+        List<Shipment> shipments(UUID orderId) {
+            return shipments.getOrDefault(orderId, List.of());
+        }
+
+        List<ProviderCharge> charges(UUID orderId) {
+            return charges.getOrDefault(orderId.toString(), List.of());
+        }
+
+        List<ProviderRefund> refunds(UUID orderId) {
+            return refunds.getOrDefault(orderId.toString(), List.of());
+        }
+
+        List<CarrierShipment> carrierShipments(UUID orderId) {
+            return carrierShipments.getOrDefault(orderId.toString(), List.of());
+        }
+
+        List<TimelineEntry> timeline(UUID orderId) {
+            return timeline.getOrDefault(orderId, List.of());
+        }
+
+        List<TopicEvent> events(UUID orderId) {
+            return events.getOrDefault(orderId, List.of());
+        }
+
+        boolean onTopic(String topic, UUID eventId) {
+            return topicsByEventId.getOrDefault(eventId, Set.of()).contains(topic);
+        }
+
+        List<String> topicsOf(UUID eventId) {
+            return List.copyOf(topicsByEventId.getOrDefault(eventId, Set.of()));
+        }
+    }
+}

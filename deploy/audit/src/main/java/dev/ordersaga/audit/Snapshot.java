@@ -1,0 +1,191 @@
+package dev.ordersaga.audit;
+
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Everything the audit reads, as plain values: the rows of the four databases for the orders in scope, the stock of
+ * the SKUs they touch, the providers' ledger entries that reference them and their events on the four topics. The
+ * loaders ({@code dev.ordersaga.audit.load}) fill it; {@link Checks} judges it without touching anything else.
+ *
+ * @param scope          what was audited, in words ("orders created at or after ...")
+ * @param orders         order-service's orders in scope
+ * @param ordersNotFound ids asked for (--orders) that order-service does not have
+ * @param timeline       order-service's saga_event rows of those orders
+ * @param reservations   inventory-service's reservations of those orders (one per order, unless an effect doubled)
+ * @param sightings      inventory-service's order_sighting rows: one per applied OrderCreated
+ * @param stock          the stock rows of every SKU the orders' lines name
+ * @param payments       payment-service's payment rows of those orders
+ * @param shipments      shipping-service's shipment rows of those orders
+ * @param charges        the payment provider's charges whose reference is one of those orders
+ * @param refunds        the payment provider's refunds whose reference is one of those orders
+ * @param carrierShipments the carrier's shipments whose reference is one of those orders
+ * @param events         every record of those orders on the four event topics, duplicates included
+ * @param topics         what was read from the topics, in scope or not
+ */
+public record Snapshot(String scope, List<Order> orders, List<UUID> ordersNotFound, List<TimelineEntry> timeline,
+                       List<Reservation> reservations, List<Sighting> sightings, List<Stock> stock,
+                       List<Payment> payments, List<Shipment> shipments, List<ProviderCharge> charges,
+                       List<ProviderRefund> refunds, List<CarrierShipment> carrierShipments, List<TopicEvent> events,
+                       TopicStats topics) {
+
+    public Snapshot {
+        orders = List.copyOf(orders);
+        ordersNotFound = List.copyOf(ordersNotFound);
+        timeline = List.copyOf(timeline);
+        reservations = List.copyOf(reservations);
+        sightings = List.copyOf(sightings);
+        stock = List.copyOf(stock);
+        payments = List.copyOf(payments);
+        shipments = List.copyOf(shipments);
+        charges = List.copyOf(charges);
+        refunds = List.copyOf(refunds);
+        carrierShipments = List.copyOf(carrierShipments);
+        events = List.copyOf(events);
+    }
+
+    // --- order_db
+
+    /** A row of orders with its lines. {@code status} is order-service's OrderStatus name. */
+    public record Order(UUID id, String status, BigDecimal total, String currency, String waitingReason,
+                        Instant createdAt, List<Line> lines, Facts facts) {
+
+        public Order {
+            lines = List.copyOf(lines);
+        }
+
+        public Order withStatus(String newStatus) {
+            return new Order(id, newStatus, total, currency, waitingReason, createdAt, lines, facts);
+        }
+
+        public Order withWaitingReason(String reason) {
+            return new Order(id, status, total, currency, reason, createdAt, lines, facts);
+        }
+
+        public Order withTotal(BigDecimal newTotal) {
+            return new Order(id, status, newTotal, currency, waitingReason, createdAt, lines, facts);
+        }
+
+        public Order withFacts(Facts newFacts) {
+            return new Order(id, status, total, currency, waitingReason, createdAt, lines, newFacts);
+        }
+    }
+
+    /** A line of an order (order_item) or of a reservation (reservation_item). */
+    public record Line(String sku, int quantity) {
+    }
+
+    /** The participants' facts the order has heard (its boolean columns): each one is an event it consumed. */
+    public record Facts(boolean stockReserved, boolean paid, boolean shipmentCreated, boolean stockReleased,
+                        boolean paymentRefunded, boolean shipmentCancelled) {
+
+        public static Facts none() {
+            return new Facts(false, false, false, false, false, false);
+        }
+    }
+
+    /** A row of saga_event: an event of the order's saga, its own (producer "order") or one it consumed. */
+    public record TimelineEntry(UUID orderId, UUID eventId, String type, String producer, String note) {
+    }
+
+    // --- inventory_db
+
+    /** {@code status}: RESERVED, FAILED, RELEASED, CONSUMED; {@code items} empty unless stock was ever reserved. */
+    public record Reservation(UUID orderId, UUID reservationId, String status, String failureReason, List<Line> items) {
+
+        public Reservation {
+            items = List.copyOf(items);
+        }
+
+        public Reservation withStatus(String newStatus) {
+            return new Reservation(orderId, reservationId, newStatus, failureReason, items);
+        }
+
+        public Reservation withItems(List<Line> newItems) {
+            return new Reservation(orderId, reservationId, status, failureReason, newItems);
+        }
+    }
+
+    /** A row of order_sighting: inventory applied an OrderCreated of the order. */
+    public record Sighting(UUID orderId, UUID eventId) {
+    }
+
+    /**
+     * The counts of one SKU and what the reservations of the whole database hold of it.
+     *
+     * @param stocked                units ever made available (PUT /stock); null if the column does not exist yet
+     * @param heldByReserved         the sum of the SKU's items over all RESERVED reservations
+     * @param heldByConsumed         the sum of the SKU's items over all CONSUMED reservations
+     */
+    public record Stock(String sku, Integer stocked, int available, int reserved, int shipped, long heldByReserved,
+                        long heldByConsumed) {
+    }
+
+    // --- payment_db, shipping_db
+
+    /** {@code status}: PENDING, CHARGING, SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED. */
+    public record Payment(UUID id, UUID orderId, String status, BigDecimal amount, boolean refundAnswered) {
+
+        public Payment withStatus(String newStatus) {
+            return new Payment(id, orderId, newStatus, amount, refundAnswered);
+        }
+    }
+
+    /** {@code status}: PENDING, REQUESTED, CREATED, REJECTED, ON_HOLD, CANCELLING, CANCELLED. */
+    public record Shipment(UUID id, UUID orderId, String status, String carrierShipmentId, boolean creationUncertain) {
+
+        public Shipment withStatus(String newStatus) {
+            return new Shipment(id, orderId, newStatus, carrierShipmentId, creationUncertain);
+        }
+    }
+
+    // --- the providers' ledgers (GET /sandbox/ledger)
+
+    /** A charge at the payment provider; {@code status} "succeeded" or "declined"; keyed by the payment id. */
+    public record ProviderCharge(String chargeId, String idempotencyKey, String reference, BigDecimal amount,
+                                 String currency, String status) {
+
+        public boolean succeeded() {
+            return "succeeded".equals(status);
+        }
+    }
+
+    /** A refund the payment provider made (failed refund calls leave none). */
+    public record ProviderRefund(String refundId, String idempotencyKey, String chargeId, String reference,
+                                 BigDecimal amount, String currency) {
+    }
+
+    /** A shipment at the carrier; {@code status} "created" (live) or "cancelled"; keyed by the shipment id. */
+    public record CarrierShipment(String shipmentId, String idempotencyKey, String reference, String status) {
+
+        public boolean live() {
+            return "created".equals(status);
+        }
+    }
+
+    // --- the topics
+
+    /** One record on an event topic. A record that could not be decoded carries its headers' id and type, if any. */
+    public record TopicEvent(String topic, int partition, long offset, UUID orderId, UUID eventId, String type) {
+    }
+
+    /**
+     * @param recordsRead records read per topic, in scope or not
+     * @param undecodable records of orders in scope with neither a decodable envelope nor an eventId header
+     */
+    public record TopicStats(Map<String, Long> recordsRead, long undecodable) {
+
+        public TopicStats {
+            recordsRead = Collections.unmodifiableMap(new LinkedHashMap<>(recordsRead));
+        }
+
+        public static TopicStats none() {
+            return new TopicStats(Map.of(), 0);
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package dev.ordersaga.audit;
+
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * One broken invariant. It names the order it belongs to, or for a stock count the SKU (whose detail lists the
+ * orders in scope that touch it).
+ */
+public record Violation(Kind kind, UUID orderId, String sku, String detail) {
+
+    public Violation {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(detail, "detail");
+        if ((orderId == null) == (sku == null)) {
+            throw new IllegalArgumentException("a violation names an order or a SKU");
+        }
+    }
+
+    public static Violation ofOrder(Kind kind, UUID orderId, String detail) {
+        return new Violation(kind, orderId, null, detail);
+    }
+
+    public static Violation ofSku(Kind kind, String sku, String detail) {
+        return new Violation(kind, null, sku, detail);
+    }
+
+    /** "order <id>" or "sku <sku>". */
+    public String subject() {
+        return orderId != null ? "order " + orderId : "sku " + sku;
+    }
+
+    public enum Kind {
+        /** asked for with --orders, but order-service has no such order */
+        ORDER_NOT_FOUND("order not found"),
+        /** neither CONFIRMED nor CANCELLED, and not waiting for an operator with a reason */
+        NOT_SETTLED("not settled"),
+        /** CONFIRMED without a CONSUMED reservation, or CANCELLED with one still RESERVED or CONSUMED */
+        RESERVATION_STATE("reservation in the wrong state"),
+        /** CONFIRMED, and the consumed reservation holds other quantities than the order's lines */
+        RESERVATION_ITEMS("reservation differs from the order"),
+        /** CONFIRMED: succeeded charges minus refunds differ from the total; CANCELLED: they are not zero */
+        NET_CHARGE("net charge wrong"),
+        /** CONFIRMED: not exactly one live shipment at the carrier; CANCELLED: a live one */
+        LIVE_SHIPMENTS("live shipments wrong"),
+        /** an effect taken twice: a second payment/shipment/reservation row, charge, refund, carrier shipment, sighting */
+        EFFECT_TWICE("effect applied twice"),
+        /** an event of the order's timeline is not on its producer's topic */
+        EVENT_NOT_ON_TOPIC("timeline event missing from its topic"),
+        /** a service's state says it published an event that is not on its topic */
+        STATE_WITHOUT_EVENT("state without its event"),
+        /** stocked differs from available + reserved + shipped */
+        STOCK_NOT_CONSERVED("stock not conserved"),
+        /** reserved (shipped) differs from what the RESERVED (CONSUMED) reservations hold */
+        STOCK_HOLDINGS("stock differs from the reservations");
+
+        private final String label;
+
+        Kind(String label) {
+            this.label = label;
+        }
+
+        public String label() {
+            return label;
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package dev.ordersaga.audit;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The exit codes of the command where no stack is needed: usage, help, an unreachable database. */
+class AuditMainTest {
+
+    final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    int run(String... args) {
+        return AuditMain.run(args, Map.of(), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aUsageErrorExitsTwoWithTheReasonAndTheUsage() {
+        assertThat(run()).isEqualTo(AuditMain.ERROR);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("audit: give the scope").contains("usage: deploy/audit.sh");
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+    }
+
+    @Test
+    void helpExitsZero() {
+        assertThat(run("--help")).isEqualTo(AuditMain.OK);
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("--since <instant>");
+    }
+
+    @Test
+    void anUnreachableDatabaseExitsTwo() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        assertThat(run("--since", "2026-01-31T10:15:00Z", "--pg-port", Integer.toString(port))).isEqualTo(AuditMain.ERROR);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("audit: cannot read order_db at 127.0.0.1:" + port);
+    }
+}

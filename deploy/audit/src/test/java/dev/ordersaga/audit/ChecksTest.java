@@ -1,0 +1,420 @@
+package dev.ordersaga.audit;
+
+import dev.ordersaga.audit.Snapshot.CarrierShipment;
+import dev.ordersaga.audit.Snapshot.Line;
+import dev.ordersaga.audit.Snapshot.Payment;
+import dev.ordersaga.audit.Snapshot.ProviderCharge;
+import dev.ordersaga.audit.Snapshot.ProviderRefund;
+import dev.ordersaga.audit.Snapshot.Reservation;
+import dev.ordersaga.audit.Snapshot.Shipment;
+import dev.ordersaga.audit.Snapshot.Sighting;
+import dev.ordersaga.audit.Snapshot.Stock;
+import dev.ordersaga.audit.Snapshot.TimelineEntry;
+import dev.ordersaga.audit.Snapshot.TopicEvent;
+import dev.ordersaga.audit.Violation.Kind;
+import dev.ordersaga.events.Topics;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.math.BigDecimal;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
+
+class ChecksTest {
+
+    final World world = new World();
+
+    /** The audit found exactly one violation, of this kind and about this order; returns it. */
+    Violation onlyViolation(Kind kind, UUID order) {
+        AuditResult result = world.audit();
+        assertThat(result.violations()).as("violations").hasSize(1);
+        Violation v = result.violations().get(0);
+        assertThat(v.kind()).isEqualTo(kind);
+        assertThat(v.orderId()).isEqualTo(order);
+        return v;
+    }
+
+    @Nested
+    class ACleanWorld {
+
+        @Test
+        void hasNoViolation() {
+            world.everyKind();
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.clean()).isTrue();
+            assertThat(result.ordersInScope()).isEqualTo(6);
+            assertThat(result.ordersByStatus()).containsExactly(entry("PAID", 1), entry("CONFIRMED", 1),
+                    entry("CANCELLED", 4));
+            assertThat(result.waiting()).isEqualTo(1);
+            assertThat(result.skusChecked()).isEqualTo(6);
+            assertThat(result.duplicates()).isEmpty();
+        }
+
+        @Test
+        void anEventDeliveredTwiceIsCountedAsInformationNotAViolation() {
+            UUID order = world.confirmed();
+            TopicEvent reserved = world.eventOf(order, "StockReserved");
+            world.events.add(new TopicEvent(reserved.topic(), 0, 999, order, reserved.eventId(), reserved.type()));
+            world.events.add(new TopicEvent(reserved.topic(), 0, 1000, order, reserved.eventId(), reserved.type()));
+
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.duplicates()).containsExactly(new AuditResult.DuplicateEvent(Topics.INVENTORY_EVENTS,
+                    reserved.eventId(), order, "StockReserved", 3));
+            assertThat(result.extraCopies()).isEqualTo(2);
+        }
+
+        @Test
+        void aShipmentCancelledAfterAnUncertainCreationNeedsNoShipmentCreated() {
+            // the carrier id was learnt by a look-up while cancelling: no ShipmentCreated was ever published
+            UUID order = world.cancelledAfterShipmentCreated();
+            world.unpublish(order, "ShipmentCreated");
+            world.replaceShipment(order, s -> new Shipment(s.id(), s.orderId(), "CANCELLED", s.carrierShipmentId(), true));
+            assertThat(world.audit().violations()).isEmpty();
+        }
+
+        @Test
+        void stockWithoutTheStockedColumnIsNotJudgedForConservationButCounted() {
+            UUID order = world.confirmed();
+            Stock clean = world.cleanStock(world.skuOf(order));
+            world.stockOverrides.put(clean.sku(), new Stock(clean.sku(), null, clean.available(), clean.reserved(),
+                    clean.shipped(), clean.heldByReserved(), clean.heldByConsumed()));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.skusWithoutStocked()).isEqualTo(1);
+        }
+    }
+
+    @Nested
+    class Settled {
+
+        @Test
+        void anOrderOnItsWayWithoutAWaitingReasonIsNotSettled() {
+            UUID order = world.waitingForOperator();
+            world.replaceOrder(order, o -> o.withWaitingReason(null));
+            assertThat(onlyViolation(Kind.NOT_SETTLED, order).detail()).contains("PAID");
+        }
+
+        @Test
+        void anOrderAskedForThatDoesNotExistIsReported() {
+            world.confirmed();
+            UUID unknown = UUID.randomUUID();
+            world.ordersNotFound.add(unknown);
+            onlyViolation(Kind.ORDER_NOT_FOUND, unknown);
+        }
+    }
+
+    @Nested
+    class Confirmed {
+
+        @Test
+        void itsReservationMustBeConsumed() {
+            UUID order = world.confirmed();
+            world.replaceReservation(order, r -> r.withStatus("RESERVED"));
+            assertThat(onlyViolation(Kind.RESERVATION_STATE, order).detail()).contains("RESERVED, not CONSUMED");
+        }
+
+        @Test
+        void itMustHaveAReservation() {
+            UUID order = world.confirmed();
+            world.reservations.clear();
+            assertThat(onlyViolation(Kind.RESERVATION_STATE, order).detail()).contains("no reservation");
+        }
+
+        @Test
+        void itsReservationMustHoldTheOrdersLines() {
+            UUID order = world.confirmed();
+            world.replaceReservation(order, r -> r.withItems(List.of(new Line(world.skuOf(order), 1))));
+            assertThat(onlyViolation(Kind.RESERVATION_ITEMS, order).detail()).contains("=1}").contains("=2}");
+        }
+
+        @Test
+        void itsNetChargeMustBeItsTotal() {
+            UUID order = world.confirmed();
+            world.charges.replaceAll(c -> new ProviderCharge(c.chargeId(), c.idempotencyKey(), c.reference(),
+                    new BigDecimal("10.50"), c.currency(), c.status()));
+            assertThat(onlyViolation(Kind.NET_CHARGE, order).detail()).contains("21.00").contains("= 10.50");
+        }
+
+        @Test
+        void aRefundOfAConfirmedOrderBreaksItsNetCharge() {
+            UUID order = world.confirmed();
+            world.refunds.add(new ProviderRefund("re_1", "refund-x", "ch_" + order, order.toString(),
+                    new BigDecimal("21.00"), "EUR"));
+            assertThat(onlyViolation(Kind.NET_CHARGE, order).detail()).contains("= 0.00");
+        }
+
+        @Test
+        void aChargeInAnotherCurrencyIsNoChargeOfTheTotal() {
+            UUID order = world.confirmed();
+            world.charges.replaceAll(c -> new ProviderCharge(c.chargeId(), c.idempotencyKey(), c.reference(),
+                    c.amount(), "USD", c.status()));
+            assertThat(onlyViolation(Kind.NET_CHARGE, order).detail()).contains("in USD");
+        }
+
+        @Test
+        void itNeedsALiveShipmentAtTheCarrier() {
+            UUID order = world.confirmed();
+            world.carrierShipments.clear();
+            assertThat(onlyViolation(Kind.LIVE_SHIPMENTS, order).detail()).contains("0 live shipment(s)");
+        }
+
+        @Test
+        void aShipmentCancelledAtTheCarrierIsNotLive() {
+            UUID order = world.confirmed();
+            world.carrierShipments.replaceAll(s -> new CarrierShipment(s.shipmentId(), s.idempotencyKey(),
+                    s.reference(), "cancelled"));
+            onlyViolation(Kind.LIVE_SHIPMENTS, order);
+        }
+    }
+
+    @Nested
+    class Cancelled {
+
+        @Test
+        void itsReservationMustNotStillHoldStock() {
+            UUID order = world.declined();
+            world.replaceReservation(order, r -> r.withStatus("RESERVED"));
+            assertThat(onlyViolation(Kind.RESERVATION_STATE, order).detail()).contains("not RELEASED or FAILED");
+        }
+
+        @Test
+        void itsReservationMustNotBeConsumed() {
+            UUID order = world.declined();
+            world.replaceReservation(order, r -> r.withStatus("CONSUMED"));
+            onlyViolation(Kind.RESERVATION_STATE, order);
+        }
+
+        @Test
+        void aFailedReservationIsFine() {
+            UUID order = world.outOfStock();
+            world.replaceReservation(order, r -> r.withStatus("FAILED"));
+            assertThat(world.audit().violations()).isEmpty();
+        }
+
+        @Test
+        void aChargeNotRefundedLeavesANetCharge() {
+            UUID order = world.undeliverable();
+            world.refunds.clear();
+            assertThat(onlyViolation(Kind.NET_CHARGE, order).detail()).contains("= 21.00");
+        }
+
+        @Test
+        void aLiveShipmentAtTheCarrierIsAViolation() {
+            UUID order = world.cancelledAfterShipmentCreated();
+            world.carrierShipments.replaceAll(s -> new CarrierShipment(s.shipmentId(), s.idempotencyKey(),
+                    s.reference(), "created"));
+            assertThat(onlyViolation(Kind.LIVE_SHIPMENTS, order).detail()).contains("1 live shipment(s)");
+        }
+    }
+
+    @Nested
+    class EffectsOnce {
+
+        static Stream<Arguments> doubledEffects() {
+            return Stream.of(
+                    Arguments.of("a second payment row", "payment rows", (Function<World, UUID>) w -> {
+                        UUID order = w.confirmed();
+                        Payment p = w.payments.get(0);
+                        w.payments.add(new Payment(UUID.randomUUID(), order, p.status(), p.amount(), false));
+                        return order;
+                    }),
+                    Arguments.of("a second shipment row", "shipment rows", (Function<World, UUID>) w -> {
+                        UUID order = w.confirmed();
+                        Shipment s = w.shipments.get(0);
+                        w.shipments.add(new Shipment(UUID.randomUUID(), order, s.status(), s.carrierShipmentId(), false));
+                        return order;
+                    }),
+                    Arguments.of("a second reservation", "reservations", (Function<World, UUID>) w -> {
+                        UUID order = w.confirmed();
+                        Reservation r = w.reservations.get(0);
+                        w.reservations.add(new Reservation(order, UUID.randomUUID(), r.status(), null, r.items()));
+                        return order;
+                    }),
+                    Arguments.of("a second charge at the provider", "charges", (Function<World, UUID>) w -> {
+                        UUID order = w.confirmed();
+                        w.charges.add(new ProviderCharge("ch_2", UUID.randomUUID().toString(), order.toString(),
+                                World.total(2), "EUR", "declined"));
+                        return order;
+                    }),
+                    Arguments.of("a second refund at the provider", "refunds", (Function<World, UUID>) w -> {
+                        UUID order = w.undeliverable();
+                        ProviderRefund r = w.refunds.remove(0);
+                        BigDecimal half = r.amount().divide(BigDecimal.valueOf(2));
+                        w.refunds.add(new ProviderRefund("re_1", r.idempotencyKey(), r.chargeId(), r.reference(), half, "EUR"));
+                        w.refunds.add(new ProviderRefund("re_2", "refund-other", r.chargeId(), r.reference(), half, "EUR"));
+                        return order;
+                    }),
+                    Arguments.of("a second shipment at the carrier", "shipments at the carrier", (Function<World, UUID>) w -> {
+                        UUID order = w.confirmed();
+                        w.carrierShipments.add(new CarrierShipment("shp_2", UUID.randomUUID().toString(),
+                                order.toString(), "cancelled"));
+                        return order;
+                    }),
+                    Arguments.of("OrderCreated applied twice by inventory", "order_sighting", (Function<World, UUID>) w -> {
+                        UUID order = w.confirmed();
+                        w.sightings.add(new Sighting(order, w.eventOf(order, "OrderCreated").eventId()));
+                        return order;
+                    }));
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("doubledEffects")
+        void anEffectTakenTwiceIsReported(String fault, String named, Function<World, UUID> breakIt) {
+            UUID order = breakIt.apply(world);
+            assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).startsWith("2 ").contains(named);
+        }
+    }
+
+    @Nested
+    class Events {
+
+        @Test
+        void aTimelineEventMissingFromItsTopicIsReportedOnceWithItsId() {
+            UUID order = world.confirmed();
+            TopicEvent paid = world.eventOf(order, "PaymentSucceeded");
+            world.events.remove(paid);
+            assertThat(onlyViolation(Kind.EVENT_NOT_ON_TOPIC, order).detail())
+                    .contains("PaymentSucceeded " + paid.eventId()).contains("not on payment.events");
+        }
+
+        @Test
+        void aTimelineEventOnAnotherTopicThanItsProducersIsMissingFromItsTopic() {
+            UUID order = world.confirmed();
+            TopicEvent paid = world.eventOf(order, "PaymentSucceeded");
+            world.events.replaceAll(e -> e == paid
+                    ? new TopicEvent(Topics.SHIPPING_EVENTS, 0, e.offset(), order, e.eventId(), e.type()) : e);
+            assertThat(onlyViolation(Kind.EVENT_NOT_ON_TOPIC, order).detail()).contains("it is on shipping.events");
+        }
+
+        @Test
+        void aLateEventInTheTimelineMustBeOnItsTopicToo() {
+            UUID order = world.declined();
+            world.timeline.add(new TimelineEntry(order, UUID.randomUUID(), "PaymentSucceeded", "payment",
+                    "late: the order was CANCELLED; the producer undoes its own step"));
+            onlyViolation(Kind.EVENT_NOT_ON_TOPIC, order);
+        }
+
+        static Stream<Arguments> statesAndTheirEvents() {
+            return Stream.of(
+                    Arguments.of("confirmed", "OrderCreated"),
+                    Arguments.of("confirmed", "StockReserved"),
+                    Arguments.of("confirmed", "PaymentSucceeded"),
+                    Arguments.of("confirmed", "ShipmentCreated"),
+                    Arguments.of("confirmed", "OrderConfirmed"),
+                    Arguments.of("declined", "PaymentFailed"),
+                    Arguments.of("declined", "StockReleased"),
+                    Arguments.of("declined", "OrderCancelling"),
+                    Arguments.of("declined", "OrderCancelled"),
+                    Arguments.of("declined", "ShipmentCancelled"),
+                    Arguments.of("outOfStock", "StockReservationFailed"),
+                    Arguments.of("outOfStock", "PaymentRefunded"),
+                    Arguments.of("undeliverable", "PaymentRefunded"),
+                    Arguments.of("rejectedAndCancelNotYetAnswered", "ShipmentFailed"),
+                    Arguments.of("cancelledAfterShipmentCreated", "ShipmentCreated"),
+                    Arguments.of("waitingForOperator", "ShipmentOnHold"));
+        }
+
+        @ParameterizedTest(name = "{0}: {1}")
+        @MethodSource("statesAndTheirEvents")
+        void aStateWhoseEventNeverReachedItsTopicIsReported(String saga, String type) {
+            UUID order = switch (saga) {
+                case "confirmed" -> world.confirmed();
+                case "declined" -> world.declined();
+                case "outOfStock" -> world.outOfStock();
+                case "undeliverable" -> world.undeliverable();
+                case "cancelledAfterShipmentCreated" -> world.cancelledAfterShipmentCreated();
+                case "waitingForOperator" -> world.waitingForOperator();
+                case "rejectedAndCancelNotYetAnswered" -> {
+                    // a CANCELLED shipment no longer shows that it was rejected; a REJECTED one does
+                    UUID undeliverable = world.undeliverable();
+                    world.replaceShipment(undeliverable, s -> s.withStatus("REJECTED"));
+                    yield undeliverable;
+                }
+                default -> throw new IllegalArgumentException(saga);
+            };
+            world.unpublish(order, type);
+            assertThat(onlyViolation(Kind.STATE_WITHOUT_EVENT, order).detail())
+                    .startsWith("no " + type + " on " + Checks.topicOfType(type) + ", although");
+        }
+
+        @Test
+        void aServiceStateAloneRequiresItsEvent() {
+            // the order never heard of the shipment (its facts say nothing), but shipping says CREATED
+            UUID order = world.waitingForOperator();
+            world.replaceShipment(order, s -> new Shipment(s.id(), order, "CREATED", "shp_1", false));
+            world.unpublish(order, "ShipmentOnHold");
+            assertThat(onlyViolation(Kind.STATE_WITHOUT_EVENT, order).detail())
+                    .isEqualTo("no ShipmentCreated on shipping.events, although the shipment is CREATED");
+        }
+
+        @Test
+        void anEventOfTheRightTypeOnAnotherTopicDoesNotCount() {
+            UUID order = world.confirmed();
+            TopicEvent confirmed = world.eventOf(order, "OrderConfirmed");
+            world.unpublish(order, "OrderConfirmed");
+            world.events.add(new TopicEvent(Topics.INVENTORY_EVENTS, 0, 77, order, confirmed.eventId(), "OrderConfirmed"));
+            onlyViolation(Kind.STATE_WITHOUT_EVENT, order);
+        }
+    }
+
+    @Nested
+    class StockOfTouchedSkus {
+
+        @Test
+        void unitsThatAppearOrVanishBreakConservation() {
+            UUID order = world.confirmed();
+            Stock clean = world.cleanStock(world.skuOf(order));
+            world.stockOverrides.put(clean.sku(), new Stock(clean.sku(), clean.stocked() - 1, clean.available(),
+                    clean.reserved(), clean.shipped(), clean.heldByReserved(), clean.heldByConsumed()));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).hasSize(1);
+            Violation v = result.violations().get(0);
+            assertThat(v.kind()).isEqualTo(Kind.STOCK_NOT_CONSERVED);
+            assertThat(v.sku()).isEqualTo(clean.sku());
+            assertThat(v.detail()).contains("stocked 8 != available 7 + reserved 0 + shipped 2 = 9")
+                    .contains("touched by order " + order);
+        }
+
+        @Test
+        void aConsumeAppliedTwiceShowsInTheHoldings() {
+            // conserved (the units moved from available to shipped), but shipped exceeds what was consumed
+            UUID order = world.confirmed();
+            Stock clean = world.cleanStock(world.skuOf(order));
+            world.stockOverrides.put(clean.sku(), new Stock(clean.sku(), clean.stocked(), clean.available() - 2,
+                    clean.reserved(), clean.shipped() + 2, clean.heldByReserved(), clean.heldByConsumed()));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).extracting(Violation::kind).containsExactly(Kind.STOCK_HOLDINGS);
+            assertThat(result.violations().get(0).detail()).startsWith("shipped 4 != 2 held by CONSUMED reservations");
+        }
+
+        @Test
+        void reservedUnitsNoReservationHoldsShowInTheHoldings() {
+            UUID order = world.waitingForOperator();
+            Stock clean = world.cleanStock(world.skuOf(order));
+            world.stockOverrides.put(clean.sku(), new Stock(clean.sku(), clean.stocked(), clean.available() - 1,
+                    clean.reserved() + 1, clean.shipped(), clean.heldByReserved(), clean.heldByConsumed()));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).extracting(Violation::kind).containsExactly(Kind.STOCK_HOLDINGS);
+            assertThat(result.violations().get(0).detail()).startsWith("reserved 2 != 1 held by RESERVED reservations");
+        }
+
+        @Test
+        void skusNoOrderInScopeTouchesAreNotJudged() {
+            world.confirmed();
+            world.stockOverrides.put("SKU-ELSEWHERE", new Stock("SKU-ELSEWHERE", 0, 5, 0, 0, 0, 0));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.skusChecked()).isEqualTo(1);
+        }
+    }
+}
