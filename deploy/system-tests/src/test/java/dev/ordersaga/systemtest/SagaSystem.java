@@ -110,6 +110,12 @@ final class SagaSystem implements AutoCloseable {
 
     /** Places an order and returns its id. */
     UUID place(String correlationId, String paymentToken, String line1, Line... lines) {
+        String id = given().baseUri(url(ORDER)).contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
+                .body(orderJson(paymentToken, line1, lines)).post("/orders").then().statusCode(201).extract().path("orderId");
+        return UUID.fromString(id);
+    }
+
+    private static String orderJson(String paymentToken, String line1, Line... lines) {
         StringBuilder items = new StringBuilder();
         for (Line l : lines) {
             if (items.length() > 0) {
@@ -121,12 +127,50 @@ final class SagaSystem implements AutoCloseable {
                 {"customerId": "cust-1", "items": [%s], "currency": "EUR", "paymentToken": "%s",
                  "shippingAddress": {"name": "Ada Lovelace", "line1": "%s", "city": "London", "postalCode": "SW1Y 4JH",
                                      "country": "GB"}}""".formatted(items, paymentToken, line1);
-        String id = given().baseUri(url(ORDER)).contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
-                .body(body).post("/orders").then().statusCode(201).extract().path("orderId");
-        return UUID.fromString(id);
+        return body;
     }
 
     record Line(String sku, int quantity, String unitPrice) {
+    }
+
+    /**
+     * Places an order like a careful client: with an Idempotency-Key, retried while the service is down or
+     * answers 5xx (a crash or a database restart in the middle), so that the order is placed exactly once.
+     */
+    UUID placeRetrying(String correlationId, String paymentToken, String line1, Line... lines) {
+        String key = "key-" + correlationId;
+        return await("order placed").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500))
+                .ignoreExceptions()
+                .until(() -> placeWithKey(key, correlationId, paymentToken, line1, lines), java.util.Objects::nonNull);
+    }
+
+    private UUID placeWithKey(String key, String correlationId, String paymentToken, String line1, Line... lines) {
+        io.restassured.response.Response response = given().baseUri(url(ORDER)).contentType(ContentType.JSON)
+                .header("X-Correlation-Id", correlationId).header("Idempotency-Key", key)
+                .body(orderJson(paymentToken, line1, lines)).post("/orders");
+        if (response.statusCode() != 201) {
+            throw new IllegalStateException("POST /orders answered " + response.statusCode());
+        }
+        return UUID.fromString(response.path("orderId"));
+    }
+
+    /** A customer cancel that may come too late (409) or while order-service restarts (retried). */
+    void cancelIfStillPossible(UUID id) {
+        await("cancel answered").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+                .until(() -> given().baseUri(url(ORDER)).post("/orders/{id}/cancel", id).statusCode(), s -> s == 202 || s == 409);
+    }
+
+    /** Restarts PostgreSQL or Kafka of the local stack (deploy/stack/*.sh), as an operator or a crash would. */
+    void restartStack(String part) throws IOException, InterruptedException {
+        Path script = Path.of(System.getProperty("saga.repo.root", "../..")).resolve("deploy/stack/" + part + ".sh");
+        for (String action : List.of("stop", "start")) {
+            Process p = new ProcessBuilder("bash", script.toString(), action).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(Path.of("target", "system-test-logs", name + "-stack.log").toFile()))
+                    .start();
+            if (!p.waitFor(3, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0) {
+                throw new IllegalStateException(script + " " + action + " failed; see " + name + "-stack.log");
+            }
+        }
     }
 
     JsonNode order(UUID id) {

@@ -1,0 +1,147 @@
+package dev.ordersaga.systemtest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.ordersaga.systemtest.SagaSystem.Line;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The saga under faults: a mixed load (happy orders, declines, payment timeouts, refunds that fail, undeliverable
+ * addresses, carrier outages, customer cancels, every event delivered twice) while each service is killed with
+ * SIGKILL and restarted, Kafka and PostgreSQL are restarted and the payment provider slows down. Then, once the
+ * system has gone quiet, the audit must find no violation.
+ *
+ * <p>Repeatable: {@code -Dsaga.faults.seed=N} fixes the load and the faults' order and timing (the machine's own
+ * timing still varies). The small run of the suite places {@code saga.faults.orders} (default 120) orders;
+ * {@code deploy/faults.sh} runs a long one.
+ */
+class FaultInjectionIT {
+
+    private static final List<String> SERVICES = List.of("order-service", "inventory-service", "payment-service", "shipping-service");
+
+    private final long seed = Long.getLong("saga.faults.seed", 20261130L);
+    private final int orders = Integer.getInteger("saga.faults.orders", 120);
+
+    @Test
+    void invariantsHoldAfterCrashesRestartsAndSlowProviders() throws Exception {
+        Random random = new Random(seed);
+        Instant startedAt = Instant.now();
+        try (SagaSystem saga = SagaSystem.start("faults", Map.of("eventing.relay.fault.publish-twice", "true"))) {
+            String sku = SagaSystem.newSku();
+            saga.stock(sku, orders * 2);
+            String scarce = SagaSystem.newSku();
+            saga.stock(scarce, Math.max(1, orders / 20));
+
+            List<Step> faults = faultPlan(random);
+            List<UUID> placed = Collections.synchronizedList(new ArrayList<>());
+            ExecutorService customers = Executors.newFixedThreadPool(4);
+            List<Future<?>> load = new ArrayList<>();
+            long seedOfCustomers = random.nextLong();
+            // spread the load over the fault plan: about 80 s for the small run, at least 1 s between two orders
+            long pauseMillis = Math.max(500, 4 * 80_000L / Math.max(1, orders) * 2 / 3);
+            for (int c = 0; c < 4; c++) {
+                Random customer = new Random(seedOfCustomers + c);
+                int share = orders / 4 + (c < orders % 4 ? 1 : 0);
+                load.add(customers.submit(() -> {
+                    for (int i = 0; i < share; i++) {
+                        placed.add(placeOne(saga, customer, sku, scarce));
+                        TimeUnit.MILLISECONDS.sleep(pauseMillis + customer.nextInt((int) pauseMillis)); // pacing, not a wait
+                    }
+                    return null;
+                }));
+            }
+
+            for (Step step : faults) {
+                TimeUnit.MILLISECONDS.sleep(step.afterMillis()); // the fault plan's timing, not a wait for a condition
+                System.out.printf("fault: %s%n", step.name());
+                step.action().run(saga);
+            }
+            for (Future<?> f : load) {
+                f.get(10, TimeUnit.MINUTES);
+            }
+            customers.shutdown();
+            saga.carrierOutage(0);
+            saga.paymentProviderSlow(0);
+
+            // quiet: every order settled; those waiting for the carrier are sent back by an operator
+            for (UUID order : new ArrayList<>(placed)) {
+                JsonNode settled = saga.awaitSettled(order, Duration.ofMinutes(3));
+                if (settled.hasNonNull("waitingReason") && !List.of("CONFIRMED", "CANCELLED").contains(settled.path("status").asText())) {
+                    saga.operatorRetryShipping(order);
+                    saga.awaitStatus(order, "CONFIRMED", Duration.ofMinutes(2));
+                }
+            }
+            SagaSystem.AuditRun[] last = new SagaSystem.AuditRun[1];
+            try {
+                await("the audit finds no violation").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofSeconds(3))
+                        .until(() -> (last[0] = saga.audit(startedAt)).exitCode() == 0);
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+                throw new AssertionError("seed " + seed + ", audit exit " + (last[0] == null ? "?" : last[0].exitCode())
+                        + ":\n" + (last[0] == null ? "" : last[0].report()), e);
+            }
+            System.out.printf("fault injection, seed %d, %d orders:%n%s%n", seed, placed.size(), last[0].report());
+            assertThat(placed).hasSize(orders);
+        }
+    }
+
+    /** One order of a kind drawn from the mix; a customer cancel follows some of them at once. */
+    private static UUID placeOne(SagaSystem saga, Random r, String sku, String scarce) throws Exception {
+        int kind = r.nextInt(100);
+        String token = kind < 55 ? "tok_ok"
+                : kind < 65 ? "tok_declined"
+                : kind < 73 ? "tok_timeout_succeeds"
+                : kind < 80 ? "tok_timeout_declined"
+                : kind < 85 ? "tok_refund_fails_twice"
+                : "tok_ok";
+        String line1 = kind >= 80 && kind < 90 ? "UNDELIVERABLE" : "12 St James Square";
+        String item = kind >= 95 ? scarce : sku;
+        UUID order = saga.placeRetrying("fault-" + UUID.randomUUID(), token, line1, new Line(item, 1, "10.50"));
+        if (r.nextInt(100) < 10) {
+            saga.cancelIfStillPossible(order);
+        }
+        return order;
+    }
+
+    private record Step(String name, long afterMillis, Fault action) {
+    }
+
+    @FunctionalInterface
+    private interface Fault {
+        void run(SagaSystem saga) throws Exception;
+    }
+
+    /** Every kind of fault at least once, in a seeded order with seeded gaps. */
+    private static List<Step> faultPlan(Random r) {
+        List<Step> steps = new ArrayList<>();
+        for (String service : SERVICES) {
+            steps.add(new Step("kill -9 and restart " + service, 0, saga -> saga.crashAndRestart(service)));
+        }
+        steps.add(new Step("restart Kafka", 0, saga -> saga.restartStack("kafka")));
+        steps.add(new Step("restart PostgreSQL", 0, saga -> saga.restartStack("postgres")));
+        steps.add(new Step("slow payment provider (1.5 s per answer) for a while", 0, saga -> saga.paymentProviderSlow(1_500)));
+        steps.add(new Step("payment provider back to normal", 0, saga -> saga.paymentProviderSlow(0)));
+        steps.add(new Step("carrier outage of 3 calls", 0, saga -> saga.carrierOutage(3)));
+        Collections.shuffle(steps, r);
+        List<Step> timed = new ArrayList<>();
+        for (Step s : steps) {
+            timed.add(new Step(s.name(), 1_000 + r.nextInt(4_000), s.action()));
+        }
+        return timed;
+    }
+}
