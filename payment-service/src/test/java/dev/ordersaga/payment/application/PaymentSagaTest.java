@@ -151,7 +151,9 @@ class PaymentSagaTest {
 
             assertThat(refunded.payload().amount()).isEqualByComparingTo("21.00");
             assertThat(refunded.payload().providerRefundId()).startsWith("re_");
-            assertThat(refundFailures() - failuresBefore).isEqualTo(2.0);
+            // the counter is the service's: a refund of an older run's payment may fail meanwhile (the sandbox of this
+            // run does not know its charge); exactly two alerts carry this order's id
+            assertThat(refundFailures() - failuresBefore).isGreaterThanOrEqualTo(2.0);
             List<LogCapture.Line> alerts = log.matching(l -> l.message().contains("ALERT")
                     && l.message().contains(saga.orderId().toString()));
             assertThat(alerts).hasSize(2).allSatisfy(alert -> {
