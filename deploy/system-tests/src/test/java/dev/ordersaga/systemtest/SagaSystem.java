@@ -102,6 +102,14 @@ final class SagaSystem implements AutoCloseable {
         services.get(service).awaitReady().awaitRelayRole("STREAMING", Duration.ofSeconds(60));
     }
 
+    /** The process ids of the services and the sandboxes, by name. */
+    Map<String, Long> pids() {
+        Map<String, Long> pids = new java.util.LinkedHashMap<>();
+        services.forEach((service, process) -> pids.put(service, process.pid()));
+        sandboxes.forEach(process -> pids.put(process.name(), process.pid()));
+        return pids;
+    }
+
     String url(int port) {
         return "http://127.0.0.1:" + port;
     }

@@ -172,6 +172,10 @@ final class ServiceProcess implements AutoCloseable {
         return Files.readString(log).contains(text);
     }
 
+    String name() {
+        return name;
+    }
+
     String baseUrl() {
         return "http://127.0.0.1:" + port;
     }

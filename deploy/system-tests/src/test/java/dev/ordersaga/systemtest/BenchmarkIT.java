@@ -1,0 +1,42 @@
+package dev.ordersaga.systemtest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Runs the saga benchmark. In the suite it is a short run that only shows the benchmark works and writes its
+ * figures (no speed is asserted: speed is measured, not tested); {@code deploy/bench.sh} runs the real one.
+ */
+class BenchmarkIT {
+
+    @Test
+    void benchmarkRunsAndWritesItsFigures() throws Exception {
+        Path out = Path.of(System.getProperty("saga.bench.out", "target/benchmark"));
+        SagaBenchmark.Settings settings = new SagaBenchmark.Settings(
+                Integer.getInteger("saga.bench.warmup-orders", 20),
+                Integer.getInteger("saga.bench.saturation-orders", 100),
+                Integer.getInteger("saga.bench.concurrency", 16),
+                Double.parseDouble(System.getProperty("saga.bench.open-loop-rate", "0")),
+                Integer.getInteger("saga.bench.open-loop-seconds", 5),
+                Integer.getInteger("saga.bench.pgbench-seconds", 3),
+                out);
+        try (SagaSystem saga = SagaSystem.start("bench", Map.of())) {
+            new SagaBenchmark(saga, settings).run();
+        }
+        JsonNode figures = new ObjectMapper().readTree(out.resolve("benchmark.json").toFile());
+        assertThat(figures.at("/saturation/confirmedSagasPerSecond").asDouble()).isPositive();
+        assertThat(figures.at("/openLoop/postToConfirmedMillis/p99").isNumber()).isTrue();
+        assertThat(figures.at("/commitToConsumerMillis/p50").isNumber()).isTrue();
+        assertThat(figures.at("/databaseCommitsPerSaga").asDouble()).isPositive();
+        assertThat(figures.at("/physicalLimit/sagasPerSecond").asDouble()).isPositive();
+        assertThat(Files.size(out.resolve("latency.png"))).isPositive();
+        assertThat(Files.readString(out.resolve("summary.txt"))).contains("confirmed sagas/s");
+    }
+}

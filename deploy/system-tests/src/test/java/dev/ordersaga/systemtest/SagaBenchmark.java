@@ -1,0 +1,449 @@
+package dev.ordersaga.systemtest;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.ordersaga.testing.TestStack;
+
+import javax.imageio.ImageIO;
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.awt.Graphics2D;
+import java.awt.RenderingHints;
+import java.awt.image.BufferedImage;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The saga benchmark: saturation throughput, POST → CONFIRMED latency at a fixed open-loop rate, commit → consumer
+ * latency, database commits and CPU seconds per saga, peak memory of every process, and the physical limit of the
+ * same PostgreSQL (pgbench running one saga step's transaction shape) — all measured in one run on one machine.
+ */
+final class SagaBenchmark {
+
+    record Settings(int warmupOrders, int saturationOrders, int concurrency, double openLoopRate, int openLoopSeconds,
+                    int pgbenchSeconds, Path outDir) {
+    }
+
+    private static final List<String> DATABASES = List.of("order_db", "inventory_db", "payment_db", "shipping_db");
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final SagaSystem saga;
+    private final Settings settings;
+    private final String sku = SagaSystem.newSku();
+
+    SagaBenchmark(SagaSystem saga, Settings settings) {
+        this.saga = saga;
+        this.settings = settings;
+    }
+
+    Map<String, Object> run() throws Exception {
+        saga.stock(sku, 10_000_000);
+        confirmAll(sendClosedLoop(settings.warmupOrders()), Duration.ofMinutes(5));
+
+        long commitsBefore = commits();
+        Map<String, Long> cpuBefore = cpuTicks();
+        long t0 = System.nanoTime();
+        List<Sent> saturation = sendClosedLoop(settings.saturationOrders());
+        confirmAll(saturation, Duration.ofMinutes(10));
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        double throughput = saturation.size() / seconds;
+        long commitsPerSagaTotal = commits() - commitsBefore;
+        Map<String, Long> cpuAfter = cpuTicks();
+        double cpuSeconds = 0;
+        Map<String, Double> cpuByProcess = new LinkedHashMap<>();
+        for (var e : cpuAfter.entrySet()) {
+            double s = (e.getValue() - cpuBefore.getOrDefault(e.getKey(), 0L)) / 100.0;
+            cpuByProcess.merge(e.getKey().replaceAll("#\\d+$", ""), s, Double::sum);
+            cpuSeconds += s;
+        }
+
+        double rate = settings.openLoopRate() > 0 ? settings.openLoopRate() : Math.max(1, throughput / 2);
+        List<Sent> open = sendOpenLoop(rate, settings.openLoopSeconds());
+        Map<UUID, Instant> confirmedAt = confirmAll(open, Duration.ofMinutes(10));
+        List<Double> latencies = new ArrayList<>();
+        for (Sent s : open) {
+            latencies.add(Duration.between(s.sentAt(), confirmedAt.get(s.orderId())).toNanos() / 1e6);
+        }
+        List<Double> relayLatencies = commitToConsumer(open);
+
+        double commitsPerSaga = (double) commitsPerSagaTotal / saturation.size();
+        double pgbenchTps = pgbench();
+        double limit = pgbenchTps / commitsPerSaga;
+
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("machine", Map.of("cores", Runtime.getRuntime().availableProcessors(), "memoryGiB", memoryGiB(),
+                "note", "PostgreSQL, Kafka, the four services and the sandboxes on this one machine"));
+        r.put("postgresDurable", durable());
+        r.put("saturation", Map.of("orders", saturation.size(), "concurrency", settings.concurrency(),
+                "seconds", round(seconds), "confirmedSagasPerSecond", round(throughput)));
+        r.put("openLoop", Map.of("ratePerSecond", round(rate), "seconds", settings.openLoopSeconds(), "orders", open.size(),
+                "postToConfirmedMillis", percentiles(latencies)));
+        r.put("commitToConsumerMillis", percentiles(relayLatencies));
+        r.put("databaseCommitsPerSaga", round(commitsPerSaga));
+        r.put("cpuSecondsPerSaga", round(cpuSeconds / saturation.size()));
+        r.put("cpuSecondsByProcess", roundAll(cpuByProcess));
+        r.put("peakMemoryMiB", peakMemory());
+        r.put("physicalLimit", Map.of("pgbenchStepTps", round(pgbenchTps),
+                "sagasPerSecond", round(limit), "ourRatio", round(throughput / limit)));
+        write(r, latencies);
+        return r;
+    }
+
+    // --- load
+
+    private record Sent(UUID orderId, Instant sentAt) {
+    }
+
+    private List<Sent> sendClosedLoop(int n) throws Exception {
+        Semaphore inFlight = new Semaphore(settings.concurrency());
+        List<CompletableFuture<Sent>> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            inFlight.acquire();
+            all.add(send().whenComplete((s, e) -> inFlight.release()));
+        }
+        return join(all);
+    }
+
+    private List<Sent> sendOpenLoop(double rate, int seconds) throws Exception {
+        int n = (int) Math.max(1, Math.round(rate * seconds));
+        long intervalNanos = (long) (1e9 / rate);
+        ScheduledExecutorService clock = Executors.newSingleThreadScheduledExecutor();
+        List<CompletableFuture<Sent>> all = Collections.synchronizedList(new ArrayList<>());
+        // sent on schedule whatever the answers: an open loop, so a slow system cannot slow the load down
+        for (int i = 0; i < n; i++) {
+            CompletableFuture<Sent> f = new CompletableFuture<>();
+            all.add(f);
+            clock.schedule(() -> send().whenComplete((s, e) -> {
+                if (e != null) {
+                    f.completeExceptionally(e);
+                } else {
+                    f.complete(s);
+                }
+            }), i * intervalNanos, TimeUnit.NANOSECONDS);
+        }
+        List<Sent> sent = join(all);
+        clock.shutdown();
+        return sent;
+    }
+
+    private CompletableFuture<Sent> send() {
+        String body = """
+                {"customerId": "bench", "items": [{"sku": "%s", "quantity": 1, "unitPrice": 10.50}], "currency": "EUR",
+                 "paymentToken": "tok_ok", "shippingAddress": {"name": "Ada", "line1": "12 St James Square",
+                 "city": "London", "postalCode": "SW1Y 4JH", "country": "GB"}}""".formatted(sku);
+        Instant sentAt = Instant.now();
+        HttpRequest request = HttpRequest.newBuilder(URI.create(saga.url(SagaSystem.ORDER) + "/orders"))
+                .header("Content-Type", "application/json").timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        return HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString()).thenApply(response -> {
+            if (response.statusCode() != 201) {
+                throw new IllegalStateException("POST /orders answered " + response.statusCode());
+            }
+            String id = response.body().replaceAll(".*\"orderId\":\"([^\"]+)\".*", "$1");
+            return new Sent(UUID.fromString(id), sentAt);
+        });
+    }
+
+    private static List<Sent> join(List<CompletableFuture<Sent>> all) {
+        List<Sent> sent = new ArrayList<>();
+        for (CompletableFuture<Sent> f : new ArrayList<>(all)) {
+            sent.add(f.join());
+        }
+        return sent;
+    }
+
+    /** Waits until every order is CONFIRMED; returns when each was, by its OrderConfirmed event. */
+    private Map<UUID, Instant> confirmAll(List<Sent> sent, Duration timeout) throws Exception {
+        Map<UUID, Instant> confirmed = new ConcurrentHashMap<>();
+        UUID[] ids = sent.stream().map(Sent::orderId).toArray(UUID[]::new);
+        await("confirmed").atMost(timeout).pollInterval(Duration.ofMillis(200)).until(() -> {
+            try (Connection c = TestStack.connect("order_db"); PreparedStatement ps = c.prepareStatement(
+                    "SELECT order_id, occurred_at FROM saga_event WHERE type = 'OrderConfirmed' AND order_id = ANY (?)")) {
+                ps.setArray(1, c.createArrayOf("uuid", ids));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        confirmed.put((UUID) rs.getObject(1), rs.getTimestamp(2).toInstant());
+                    }
+                }
+            }
+            return confirmed.size() >= ids.length;
+        });
+        return confirmed;
+    }
+
+    /** From the commit of a participant's event (its occurred_at) to order-service having applied it. */
+    private List<Double> commitToConsumer(List<Sent> sent) throws Exception {
+        List<Double> millis = new ArrayList<>();
+        try (Connection c = TestStack.connect("order_db"); PreparedStatement ps = c.prepareStatement(
+                "SELECT extract(epoch FROM recorded_at - occurred_at) * 1000 FROM saga_event "
+                        + "WHERE producer <> 'order' AND order_id = ANY (?)")) {
+            ps.setArray(1, c.createArrayOf("uuid", sent.stream().map(Sent::orderId).toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    millis.add(rs.getDouble(1));
+                }
+            }
+        }
+        return millis;
+    }
+
+    // --- resources
+
+    private static long commits() throws Exception {
+        try (Connection c = TestStack.connect("postgres"); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT sum(xact_commit) FROM pg_stat_database WHERE datname IN "
+                     + "('order_db', 'inventory_db', 'payment_db', 'shipping_db')")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private boolean durable() throws Exception {
+        try (Connection c = TestStack.connect("postgres"); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT current_setting('fsync')")) {
+            rs.next();
+            return "on".equals(rs.getString(1));
+        }
+    }
+
+    /** CPU clock ticks (user + system) of every process of the stack, by a readable name. */
+    private Map<String, Long> cpuTicks() throws IOException {
+        Map<String, Long> ticks = new LinkedHashMap<>();
+        for (var p : processes().entrySet()) {
+            try {
+                String[] f = Files.readString(Path.of("/proc", Long.toString(p.getValue()), "stat"))
+                        .replaceAll("^.*\\) ", "").split(" ");
+                ticks.put(p.getKey(), Long.parseLong(f[11]) + Long.parseLong(f[12]));
+            } catch (IOException gone) {
+                // a PostgreSQL backend that ended between listing and reading
+            }
+        }
+        return ticks;
+    }
+
+    private Map<String, Long> peakMemory() throws IOException {
+        Map<String, Long> mib = new LinkedHashMap<>();
+        long postgres = 0;
+        for (var p : processes().entrySet()) {
+            try {
+                for (String line : Files.readAllLines(Path.of("/proc", Long.toString(p.getValue()), "status"))) {
+                    if (line.startsWith("VmHWM:")) {
+                        long kb = Long.parseLong(line.replaceAll("\\D", ""));
+                        if (p.getKey().startsWith("postgres#")) {
+                            postgres += kb;
+                        } else {
+                            mib.put(p.getKey(), kb / 1024);
+                        }
+                    }
+                }
+            } catch (IOException gone) {
+                // ended meanwhile
+            }
+        }
+        mib.put("postgres (all processes, summed)", postgres / 1024);
+        return mib;
+    }
+
+    private Map<String, Long> processes() throws IOException {
+        Map<String, Long> pids = new LinkedHashMap<>(saga.pids());
+        try (var dirs = Files.list(Path.of("/proc"))) {
+            for (Path dir : dirs.filter(d -> d.getFileName().toString().matches("\\d+")).toList()) {
+                try {
+                    String comm = Files.readString(dir.resolve("comm")).strip();
+                    String cmdline = Files.readString(dir.resolve("cmdline"));
+                    long pid = Long.parseLong(dir.getFileName().toString());
+                    if (comm.equals("postgres")) {
+                        pids.put("postgres#" + pid, pid);
+                    } else if (cmdline.contains("kafka.Kafka")) {
+                        pids.put("kafka", pid);
+                    }
+                } catch (IOException gone) {
+                    // ended meanwhile
+                }
+            }
+        }
+        return pids;
+    }
+
+    // --- the physical limit
+
+    /** pgbench on the same PostgreSQL: one saga step's transaction (inbox insert, state update, outbox insert). */
+    private double pgbench() throws Exception {
+        try (Connection c = TestStack.connect("postgres"); Statement st = c.createStatement()) {
+            try (ResultSet rs = st.executeQuery("SELECT 1 FROM pg_database WHERE datname = 'saga_bench'")) {
+                if (!rs.next()) {
+                    st.execute("CREATE DATABASE saga_bench");
+                }
+            }
+        }
+        try (Connection c = TestStack.connect("saga_bench"); Statement st = c.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS inbox, orders, outbox");
+            st.execute("CREATE TABLE inbox (event_id uuid PRIMARY KEY, event_type varchar(64) NOT NULL, "
+                    + "topic varchar(128) NOT NULL, order_id uuid NOT NULL, correlation_id varchar(128) NOT NULL, "
+                    + "received_at timestamptz NOT NULL DEFAULT now())");
+            st.execute("CREATE TABLE orders (id integer PRIMARY KEY, status varchar(32) NOT NULL, version bigint NOT NULL, "
+                    + "updated_at timestamptz NOT NULL)");
+            st.execute("INSERT INTO orders SELECT g, 'PENDING', 0, now() FROM generate_series(1, 100000) g");
+            st.execute("CREATE TABLE outbox (id uuid PRIMARY KEY, aggregate_type varchar(64) NOT NULL, "
+                    + "aggregate_id varchar(64) NOT NULL, type varchar(64) NOT NULL, payload text NOT NULL, "
+                    + "correlation_id varchar(128) NOT NULL, causation_id varchar(64), occurred_at timestamptz NOT NULL)");
+        }
+        Path script = Files.createTempFile("saga-step", ".sql");
+        Files.writeString(script, """
+                \\set id random(1, 100000)
+                \\set oid random(1, 281474976710655)
+                BEGIN;
+                INSERT INTO inbox VALUES (gen_random_uuid(), 'StockReserved', 'inventory.events', gen_random_uuid(), 'corr', now());
+                UPDATE orders SET status = 'STOCK_RESERVED', version = version + 1, updated_at = now() WHERE id = :id;
+                INSERT INTO outbox VALUES (('00000000-0000-0000-0000-' || lpad(to_hex(:oid), 12, '0'))::uuid, 'order.events', 'k', 'OrderEvent', repeat('x', 600), 'corr', NULL, now());
+                DELETE FROM outbox WHERE id = ('00000000-0000-0000-0000-' || lpad(to_hex(:oid), 12, '0'))::uuid;
+                COMMIT;
+                """);
+        ProcessBuilder pb = new ProcessBuilder("pgbench", "-n", "-c", "8", "-j", "2", "-T",
+                Integer.toString(settings.pgbenchSeconds()), "-f", script.toString(), "-h", TestStack.postgresHost(),
+                "-p", Integer.toString(TestStack.postgresPort()), "-U", TestStack.endpoints().adminUser(), "saga_bench")
+                .redirectErrorStream(true);
+        pb.environment().put("PGPASSWORD", TestStack.endpoints().adminPassword());
+        Process p = pb.start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes());
+        p.waitFor(5, TimeUnit.MINUTES);
+        for (String line : out.split("\n")) {
+            if (line.startsWith("tps = ")) {
+                return Double.parseDouble(line.replaceAll("tps = ([0-9.]+).*", "$1"));
+            }
+        }
+        throw new IllegalStateException("pgbench gave no tps:\n" + out);
+    }
+
+    // --- output
+
+    private static Map<String, Double> percentiles(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        Collections.sort(sorted);
+        Map<String, Double> p = new LinkedHashMap<>();
+        if (sorted.isEmpty()) {
+            return p;
+        }
+        p.put("p50", round(at(sorted, 0.50)));
+        p.put("p95", round(at(sorted, 0.95)));
+        p.put("p99", round(at(sorted, 0.99)));
+        p.put("max", round(sorted.get(sorted.size() - 1)));
+        return p;
+    }
+
+    private static double at(List<Double> sorted, double q) {
+        return sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(q * sorted.size()) - 1));
+    }
+
+    private static double round(double v) {
+        return Math.round(v * 100) / 100.0;
+    }
+
+    private static Map<String, Double> roundAll(Map<String, Double> m) {
+        Map<String, Double> r = new LinkedHashMap<>();
+        m.forEach((k, v) -> r.put(k, round(v)));
+        return r;
+    }
+
+    private static double memoryGiB() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+            if (line.startsWith("MemTotal:")) {
+                return round(Long.parseLong(line.replaceAll("\\D", "")) / 1024.0 / 1024.0);
+            }
+        }
+        return 0;
+    }
+
+    private void write(Map<String, Object> r, List<Double> latencies) throws IOException {
+        Files.createDirectories(settings.outDir());
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+                .writeValue(settings.outDir().resolve("benchmark.json").toFile(), r);
+        @SuppressWarnings("unchecked") Map<String, Object> sat = (Map<String, Object>) r.get("saturation");
+        @SuppressWarnings("unchecked") Map<String, Object> open = (Map<String, Object>) r.get("openLoop");
+        @SuppressWarnings("unchecked") Map<String, Object> limit = (Map<String, Object>) r.get("physicalLimit");
+        String summary = """
+                order-saga benchmark (%s; PostgreSQL durable: %s)
+                  saturation: %s confirmed sagas/s (%s orders, %s clients)
+                  POST -> CONFIRMED at %s orders/s (open loop, %s s): %s ms
+                  commit -> consumer: %s ms
+                  per saga: %s database commits, %s CPU seconds
+                  peak memory (MiB): %s
+                  physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
+                """.formatted(r.get("machine"), r.get("postgresDurable"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
+                sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("postToConfirmedMillis"),
+                r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
+                r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
+                limit.get("sagasPerSecond"), limit.get("ourRatio"));
+        Files.writeString(settings.outDir().resolve("summary.txt"), summary);
+        System.out.println(summary);
+        chart(latencies, settings.outDir().resolve("latency.png"));
+    }
+
+    /** The distribution of POST -> CONFIRMED latencies in the open-loop phase, as a CDF a person can look at. */
+    private static void chart(List<Double> latencies, Path file) throws IOException {
+        List<Double> sorted = new ArrayList<>(latencies);
+        Collections.sort(sorted);
+        int w = 900;
+        int h = 500;
+        int left = 70;
+        int bottom = 60;
+        BufferedImage image = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+        Graphics2D g = image.createGraphics();
+        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
+        g.setColor(Color.WHITE);
+        g.fillRect(0, 0, w, h);
+        g.setColor(Color.BLACK);
+        g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 14));
+        g.drawString("POST /orders -> CONFIRMED latency, open loop (cumulative share of orders)", left, 25);
+        g.drawLine(left, h - bottom, w - 20, h - bottom);
+        g.drawLine(left, 40, left, h - bottom);
+        double max = sorted.isEmpty() ? 1 : sorted.get(sorted.size() - 1);
+        for (int i = 0; i <= 5; i++) {
+            int x = left + (w - 20 - left) * i / 5;
+            g.drawString(String.format("%.0f ms", max * i / 5), x - 20, h - bottom + 20);
+            int y = h - bottom - (h - bottom - 40) * i / 5;
+            g.drawString(i * 20 + "%", 20, y + 5);
+        }
+        g.setColor(new Color(0, 90, 180));
+        g.setStroke(new BasicStroke(2f));
+        int px = left;
+        int py = h - bottom;
+        for (int i = 0; i < sorted.size(); i++) {
+            int x = left + (int) ((w - 20 - left) * sorted.get(i) / max);
+            int y = h - bottom - (int) ((h - bottom - 40) * (i + 1.0) / sorted.size());
+            g.drawLine(px, py, x, y);
+            px = x;
+            py = y;
+        }
+        g.dispose();
+        ImageIO.write(image, "png", file.toFile());
+    }
+}
