@@ -65,7 +65,7 @@ final class SagaBenchmark {
 
     Map<String, Object> run() throws Exception {
         saga.stock(sku, 10_000_000);
-        confirmAll(sendClosedLoop(settings.warmupOrders()), Duration.ofMinutes(5));
+        confirmAll(sendClosedLoop(settings.warmupOrders()), Duration.ofMinutes(20));
 
         long commitsBefore = commits();
         Map<String, Long> cpuBefore = cpuTicks();
@@ -101,6 +101,8 @@ final class SagaBenchmark {
         r.put("machine", Map.of("cores", Runtime.getRuntime().availableProcessors(), "memoryGiB", memoryGiB(),
                 "note", "PostgreSQL, Kafka, the four services and the sandboxes on this one machine"));
         r.put("postgresDurable", durable());
+        r.put("services", Map.of("jvmOptions", System.getProperty("saga.service.jvm-options", ""),
+                "warmupOrders", settings.warmupOrders()));
         r.put("saturation", Map.of("orders", saturation.size(), "concurrency", settings.concurrency(),
                 "seconds", round(seconds), "confirmedSagasPerSecond", round(throughput)));
         r.put("openLoop", Map.of("ratePerSecond", round(rate), "seconds", settings.openLoopSeconds(), "orders", open.size(),
@@ -390,14 +392,14 @@ final class SagaBenchmark {
         @SuppressWarnings("unchecked") Map<String, Object> open = (Map<String, Object>) r.get("openLoop");
         @SuppressWarnings("unchecked") Map<String, Object> limit = (Map<String, Object>) r.get("physicalLimit");
         String summary = """
-                order-saga benchmark (%s; PostgreSQL durable: %s)
+                order-saga benchmark (%s; PostgreSQL durable: %s; services %s)
                   saturation: %s confirmed sagas/s (%s orders, %s clients)
                   POST -> CONFIRMED at %s orders/s (open loop, %s s): %s ms
                   commit -> consumer: %s ms
                   per saga: %s database commits, %s CPU seconds
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
-                """.formatted(r.get("machine"), r.get("postgresDurable"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
+                """.formatted(r.get("machine"), r.get("postgresDurable"), r.get("services"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
                 sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("postToConfirmedMillis"),
                 r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
                 r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),

@@ -66,8 +66,9 @@ final class ServiceProcess implements AutoCloseable {
         Files.createDirectories(logs);
         Path log = logs.resolve(instance + ".log");
         List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(jvmOptions(instance));
+        command.addAll(List.of(
                 "-Dquarkus.http.port=" + port,
                 "-DPG_HOST=" + TestStack.postgresHost(),
                 "-DPG_PORT=" + TestStack.postgresPort(),
@@ -81,6 +82,22 @@ final class ServiceProcess implements AutoCloseable {
                 .start();
         STARTED.add(process);
         return new ServiceProcess(instance, port, log, process);
+    }
+
+    /**
+     * The tests' default trades peak speed for a fast start (C1 only): most system tests start and stop services
+     * many times. The benchmark runs the services as production would (saga.service.jvm-options, where
+     * {instance} becomes the process's name, e.g. for a flight recording per process).
+     */
+    private static List<String> jvmOptions(String instance) {
+        String options = System.getProperty("saga.service.jvm-options", "-Xmx256m -XX:TieredStopAtLevel=1");
+        List<String> result = new ArrayList<>();
+        for (String option : options.trim().split("\\s+")) {
+            if (!option.isEmpty()) {
+                result.add(option.replace("{instance}", instance));
+            }
+        }
+        return result;
     }
 
     private static void requireFreePort(int port) throws IOException {

@@ -8,7 +8,7 @@ import dev.ordersaga.inventory.application.InventoryService;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 @ApplicationScoped
@@ -22,8 +22,8 @@ public class OrderEventsConsumer {
 
     @Incoming("order-events")
     @Blocking
-    public void consume(ConsumerRecord<String, String> record) {
-        incoming.process(record, event -> {
+    public void consume(ConsumerRecords<String, String> records) {
+        incoming.processAll(records, event -> {
             if (event.payload() instanceof OrderCreated created) {
                 inventory.onOrderCreated(event, created);
             } else if (event.payload() instanceof OrderCancelling cancelling) {

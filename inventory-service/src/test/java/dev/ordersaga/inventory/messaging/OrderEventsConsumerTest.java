@@ -13,6 +13,9 @@ import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,6 +27,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,6 +45,9 @@ class OrderEventsConsumerTest {
 
     @Inject
     MeterRegistry meters;
+
+    @Inject
+    OrderEventsConsumer consumer;
 
     @BeforeAll
     static void connect() {
@@ -99,6 +107,63 @@ class OrderEventsConsumerTest {
             assertThat(sightings(orderId)).isEqualTo(1);
             assertThat(dlq.matching(r -> orderId.toString().equals(r.key()))).as("not parked").isEmpty();
         }
+    }
+
+    @Test
+    void aPollIsAppliedInOneTransactionWithRepeatsSkipped() throws Exception {
+        UUID first = UUID.randomUUID();
+        UUID second = UUID.randomUUID();
+        EventEnvelope<OrderCreated> a = EventEnvelope.of(first, "batch-" + first, null, Orders.created());
+        EventEnvelope<OrderCreated> b = EventEnvelope.of(second, "batch-" + second, null, Orders.created());
+        double fallbacksBefore = counted("saga.consumer.batch.fallbacks");
+        long batchesBefore = batches();
+
+        consumer.consume(poll(record(first, EventCodec.encode(a)), record(second, EventCodec.encode(b)),
+                record(first, EventCodec.encode(a))));
+
+        assertThat(sightings(first)).as("OrderCreated delivered twice in one poll").isEqualTo(1);
+        assertThat(sightings(second)).isEqualTo(1);
+        assertThat(counted("saga.consumer.batch.fallbacks")).isEqualTo(fallbacksBefore);
+        assertThat(batches()).as("applied as one batch").isEqualTo(batchesBefore + 1);
+    }
+
+    @Test
+    void aPoisonMessageInAPollIsParkedAndTheRestApplied() throws Exception {
+        UUID before = UUID.randomUUID();
+        UUID poisoned = UUID.randomUUID();
+        UUID after = UUID.randomUUID();
+        double fallbacksBefore = counted("saga.consumer.batch.fallbacks");
+        try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ)) {
+            consumer.consume(poll(
+                    record(before, EventCodec.encode(EventEnvelope.of(before, "p-" + before, null, Orders.created()))),
+                    record(poisoned, "{\"this is\": \"not an event\"}"),
+                    record(after, EventCodec.encode(EventEnvelope.of(after, "p-" + after, null, Orders.created())))));
+
+            assertThat(sightings(before)).isEqualTo(1);
+            assertThat(sightings(after)).isEqualTo(1);
+            assertThat(counted("saga.consumer.batch.fallbacks")).isEqualTo(fallbacksBefore + 1);
+            assertThat(dlq.awaitKey(poisoned.toString(), Duration.ofSeconds(30)).value())
+                    .isEqualTo("{\"this is\": \"not an event\"}");
+        }
+    }
+
+    private static long offset = 1_000_000;
+
+    private static ConsumerRecord<String, String> record(UUID key, String value) {
+        return new ConsumerRecord<>(Topics.ORDER_EVENTS, 0, offset++, key.toString(), value);
+    }
+
+    @SafeVarargs
+    private static ConsumerRecords<String, String> poll(ConsumerRecord<String, String>... records) {
+        return new ConsumerRecords<>(Map.of(new TopicPartition(Topics.ORDER_EVENTS, 0), List.of(records)), Map.of());
+    }
+
+    private double counted(String name) {
+        return meters.find(name).counters().stream().mapToDouble(c -> c.count()).sum();
+    }
+
+    private long batches() {
+        return meters.find("saga.consumer.batch.size").summaries().stream().mapToLong(s -> s.count()).sum();
     }
 
     private double duplicates() {

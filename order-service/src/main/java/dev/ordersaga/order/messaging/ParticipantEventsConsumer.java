@@ -19,14 +19,14 @@ import dev.ordersaga.order.domain.Order.Participant;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 import java.util.Optional;
 
 /**
- * The facts of inventory, payment and shipping, each applied to its order. One method per topic; the mapping
- * from event to the order's reaction is the table of the README's event flow.
+ * The facts of inventory, payment and shipping, each applied to its order; the three topics through one Kafka
+ * consumer. The mapping from event to the order's reaction is the table of the README's event flow.
  */
 @ApplicationScoped
 public class ParticipantEventsConsumer {
@@ -37,22 +37,10 @@ public class ParticipantEventsConsumer {
     @Inject
     OrderService orders;
 
-    @Incoming("inventory-events")
+    @Incoming("participant-events")
     @Blocking
-    public void onInventoryEvent(ConsumerRecord<String, String> record) {
-        incoming.process(record, this::dispatch);
-    }
-
-    @Incoming("payment-events")
-    @Blocking
-    public void onPaymentEvent(ConsumerRecord<String, String> record) {
-        incoming.process(record, this::dispatch);
-    }
-
-    @Incoming("shipping-events")
-    @Blocking
-    public void onShippingEvent(ConsumerRecord<String, String> record) {
-        incoming.process(record, this::dispatch);
+    public void consume(ConsumerRecords<String, String> records) {
+        incoming.processAll(records, this::dispatch);
     }
 
     private void dispatch(EventEnvelope<SagaEvent> event) {

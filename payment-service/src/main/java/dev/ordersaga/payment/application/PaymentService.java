@@ -253,8 +253,13 @@ public class PaymentService {
 
     private void afterTransition(Payment payment, List<PaymentEvent> events, Instant now) {
         events.forEach(event -> outbox.publish(payment.orderId(), event));
-        if (payment.status().awaitsProvider() && payment.nextAttemptAt() != null) {
-            due.fire(new PaymentDue(payment.id(), payment.nextAttemptAt()));
+        if (payment.isDue(now)) {
+            // claimed here, under this transaction's row lock: saves the worker a claiming transaction per call
+            PaymentTask task = PaymentTask.of(payment);
+            payment.lease(now, now.plus(lease));
+            due.fire(PaymentDue.claimed(task, now));
+        } else if (payment.status().awaitsProvider() && payment.nextAttemptAt() != null) {
+            due.fire(PaymentDue.later(payment.id(), payment.nextAttemptAt()));
         }
     }
 

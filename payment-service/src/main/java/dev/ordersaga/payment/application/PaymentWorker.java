@@ -97,6 +97,14 @@ public class PaymentWorker {
         if (stopping) {
             return;
         }
+        if (due.claimed() != null) {
+            try {
+                executor.execute(() -> work(due.claimed()));
+            } catch (RejectedExecutionException e) {
+                LOG.infof("Worker stopping: payment %s is retried when its lease ends", due.paymentId());
+            }
+            return;
+        }
         // rounded up: woken a fraction of a millisecond early, the claim would find the payment not yet due
         long delayMillis = Math.max(0, Duration.between(Instant.now(), due.at()).toNanos() / 1_000_000 + 1);
         try {

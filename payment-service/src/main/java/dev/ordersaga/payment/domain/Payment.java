@@ -343,6 +343,17 @@ public class Payment {
         return status.awaitsProvider() && nextAttemptAt != null && !nextAttemptAt.isAfter(now);
     }
 
+    /**
+     * A worker takes the due call: no other worker takes it before {@code until}, unless its outcome is recorded
+     * first (which reschedules it or ends the need for a call).
+     */
+    public void lease(Instant now, Instant until) {
+        if (!isDue(now)) {
+            throw new IllegalTransitionException(status, "lease");
+        }
+        nextAttemptAt = until;
+    }
+
     private void startCharging(UUID eventId, Instant now) {
         causedByEventId = eventId;
         attempts = 0;

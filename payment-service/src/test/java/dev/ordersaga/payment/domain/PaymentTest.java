@@ -194,6 +194,20 @@ class PaymentTest {
     }
 
     @Test
+    void aLeasedCallIsNotDueUntilTheLeaseEnds() {
+        Payment payment = pending();
+        payment.noteStockReserved(UUID.randomUUID(), NOW);
+        payment.lease(NOW, NOW.plusSeconds(30));
+        assertThat(payment.isDue(NOW.plusSeconds(29))).as("another worker must not take it").isFalse();
+        assertThat(payment.isDue(NOW.plusSeconds(30))).as("the holder died: the sweep takes it").isTrue();
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.CHARGE);
+        assertThatThrownBy(() -> payment.lease(NOW, NOW.plusSeconds(60))).as("leased twice")
+                .isInstanceOf(IllegalTransitionException.class);
+        assertThatThrownBy(() -> pending().lease(NOW, NOW.plusSeconds(30))).as("nothing owed")
+                .isInstanceOf(IllegalTransitionException.class);
+    }
+
+    @Test
     void stockReservedBeforeOrderCreatedChargesOnceTheOrderIsKnown() {
         UUID stockReserved = UUID.randomUUID();
         Payment payment = Payment.beforeOrderCreated(UUID.randomUUID(), "corr-early", stockReserved, NOW);

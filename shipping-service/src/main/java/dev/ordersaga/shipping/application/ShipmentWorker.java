@@ -81,6 +81,14 @@ public class ShipmentWorker {
 
     /** After the commit of a transaction that left carrier work: claim and call at the scheduled time. */
     void onDue(@Observes(during = TransactionPhase.AFTER_SUCCESS) ShipmentDue due) {
+        if (due.claimed() != null) {
+            try {
+                executor.execute(() -> perform(due.claimed()));
+            } catch (RejectedExecutionException e) {
+                LOG.debugf("Worker stopping: claimed shipment %s is left to the next start", due.shipmentId());
+            }
+            return;
+        }
         long delay = Math.max(0, Duration.between(Instant.now(), due.at()).toMillis());
         try {
             executor.schedule(() -> runClaimed(due.shipmentId()), delay, TimeUnit.MILLISECONDS);

@@ -283,8 +283,13 @@ public class ShippingService {
     }
 
     private void wakeIfDue(Shipment shipment) {
-        if (shipment.status().hasCarrierWork() && shipment.nextAttemptAt() != null) {
-            due.fire(new ShipmentDue(shipment.id(), shipment.nextAttemptAt()));
+        Instant now = Instant.now();
+        if (shipment.isDue(now)) {
+            // claimed here, under this transaction's row lock: saves the worker a claiming transaction per call
+            shipment.startAttempt(now, lease);
+            due.fire(ShipmentDue.claimed(CarrierWork.of(shipment), now));
+        } else if (shipment.status().hasCarrierWork() && shipment.nextAttemptAt() != null) {
+            due.fire(ShipmentDue.later(shipment.id(), shipment.nextAttemptAt()));
         }
     }
 

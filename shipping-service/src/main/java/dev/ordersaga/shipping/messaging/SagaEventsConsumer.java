@@ -3,16 +3,21 @@ package dev.ordersaga.shipping.messaging;
 import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.shipping.application.ShippingService;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 
+/**
+ * order.events and payment.events, through one Kafka consumer: OrderCreated notes the address, PaymentSucceeded
+ * creates the shipment, OrderCancelling cancels it, ShipmentRetryRequested (an operator's) tries the carrier again.
+ */
 @ApplicationScoped
-public class OrderEventsConsumer {
+public class SagaEventsConsumer {
 
     @Inject
     IncomingEvents incoming;
@@ -20,12 +25,14 @@ public class OrderEventsConsumer {
     @Inject
     ShippingService shipping;
 
-    @Incoming("order-events")
+    @Incoming("saga-events")
     @Blocking
-    public void consume(ConsumerRecord<String, String> record) {
-        incoming.process(record, event -> {
+    public void consume(ConsumerRecords<String, String> records) {
+        incoming.processAll(records, event -> {
             if (event.payload() instanceof OrderCreated created) {
                 shipping.onOrderCreated(event, created);
+            } else if (event.payload() instanceof PaymentSucceeded succeeded) {
+                shipping.onPaymentSucceeded(event, succeeded);
             } else if (event.payload() instanceof OrderCancelling cancelling) {
                 shipping.onOrderCancelling(event, cancelling);
             } else if (event.payload() instanceof ShipmentRetryRequested retry) {
