@@ -48,7 +48,6 @@ class FaultInjectionIT {
             String scarce = SagaSystem.newSku();
             saga.stock(scarce, Math.max(1, orders / 20));
 
-            List<Step> faults = faultPlan(random);
             List<UUID> placed = Collections.synchronizedList(new ArrayList<>());
             ExecutorService customers = Executors.newFixedThreadPool(4);
             List<Future<?>> load = new ArrayList<>();
@@ -67,11 +66,17 @@ class FaultInjectionIT {
                 }));
             }
 
-            for (Step step : faults) {
-                TimeUnit.MILLISECONDS.sleep(step.afterMillis()); // the fault plan's timing, not a wait for a condition
-                System.out.printf("fault: %s%n", step.name());
-                step.action().run(saga);
-            }
+            // rounds of every fault kind, each in a new seeded order, for as long as orders come in (the small run
+            // of the suite has one round; a long run has as many as its load lasts)
+            int rounds = 0;
+            do {
+                rounds++;
+                for (Step step : faultPlan(random)) {
+                    TimeUnit.MILLISECONDS.sleep(step.afterMillis()); // the fault plan's timing, not a wait for a condition
+                    System.out.printf("fault (round %d): %s%n", rounds, step.name());
+                    step.action().run(saga);
+                }
+            } while (!load.stream().allMatch(Future::isDone));
             for (Future<?> f : load) {
                 f.get(10, TimeUnit.MINUTES);
             }
@@ -95,7 +100,8 @@ class FaultInjectionIT {
                 throw new AssertionError("seed " + seed + ", audit exit " + (last[0] == null ? "?" : last[0].exitCode())
                         + ":\n" + (last[0] == null ? "" : last[0].report()), e);
             }
-            System.out.printf("fault injection, seed %d, %d orders:%n%s%n", seed, placed.size(), last[0].report());
+            System.out.printf("fault injection, seed %d, %d orders, %d round(s) of every fault:%n%s%n", seed, placed.size(),
+                    rounds, last[0].report());
             assertThat(placed).hasSize(orders);
         }
     }

@@ -6,6 +6,7 @@ import dev.ordersaga.payment.application.PaymentService;
 import dev.ordersaga.payment.application.PaymentService.ChargeRef;
 import dev.ordersaga.payment.domain.IllegalTransitionException;
 import jakarta.inject.Inject;
+import jakarta.transaction.Transactional;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
@@ -27,8 +28,10 @@ public class ProviderWebhookResource {
     @Inject
     PaymentService payments;
 
+    /** One transaction for lookup and outcome: every charge brings a webhook, mostly news known already. */
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
+    @Transactional
     public Response receive(@Valid @NotNull ProviderWebhook webhook) {
         ChargeRef charge = payments.findCharge(webhook.idempotencyKey())
                 .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Unknown charge",
