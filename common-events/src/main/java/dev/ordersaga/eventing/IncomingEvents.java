@@ -5,6 +5,7 @@ import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.events.MalformedEventException;
 import dev.ordersaga.events.UnknownEventTypeException;
+import dev.ordersaga.retry.Backoff;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -74,7 +75,7 @@ public class IncomingEvents {
      * for a passing reason.
      */
     public void process(ConsumerRecord<String, String> record, Consumer<EventEnvelope<SagaEvent>> handler) {
-        Duration backoff = firstBackoff;
+        Backoff backoff = new Backoff(firstBackoff, maxBackoff);
         for (int attempt = 1; ; attempt++) {
             try {
                 QuarkusTransaction.requiringNew().run(() -> apply(record.topic(), record.value(), handler));
@@ -97,15 +98,15 @@ public class IncomingEvents {
                     throw e;
                 }
                 meters.counter("saga.consumer.retries", "topic", record.topic()).increment();
+                Duration delay = backoff.delayAfter(attempt);
                 LOG.warnf("Attempt %d on a message of %s failed (%s); retrying in %d ms", attempt, record.topic(), e,
-                        backoff.toMillis());
+                        delay.toMillis());
                 try {
-                    Thread.sleep(backoff.toMillis());
+                    Thread.sleep(delay.toMillis());
                 } catch (InterruptedException interrupted) {
                     Thread.currentThread().interrupt();
                     throw e;
                 }
-                backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
             }
         }
     }

@@ -4,6 +4,7 @@ import dev.ordersaga.events.PaymentEvent;
 import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.retry.Backoff;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.EnumType;

@@ -4,6 +4,7 @@ import dev.ordersaga.events.PaymentEvent;
 import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.retry.Backoff;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;

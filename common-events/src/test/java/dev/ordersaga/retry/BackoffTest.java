@@ -1,4 +1,4 @@
-package dev.ordersaga.payment.domain;
+package dev.ordersaga.retry;
 
 import org.junit.jupiter.api.Test;
 

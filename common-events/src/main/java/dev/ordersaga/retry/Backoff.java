@@ -1,10 +1,11 @@
-package dev.ordersaga.payment.domain;
+package dev.ordersaga.retry;
 
 import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Exponential backoff: the n-th failed attempt waits {@code base * 2^(n-1)}, never more than {@code max}.
+ * Exponential backoff: the n-th failed attempt waits {@code base * 2^(n-1)}, never more than {@code max}. The one
+ * rule for every retry of the saga: a consumer's passing failure, an unresolved charge, a refund, a carrier call.
  */
 public record Backoff(Duration base, Duration max) {
 
