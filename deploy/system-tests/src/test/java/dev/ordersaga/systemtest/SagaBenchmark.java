@@ -430,7 +430,9 @@ final class SagaBenchmark {
         double max = sorted.isEmpty() ? 1 : sorted.get(sorted.size() - 1);
         for (int i = 0; i <= 5; i++) {
             int x = left + (w - 20 - left) * i / 5;
-            g.drawString(String.format("%.0f ms", max * i / 5), x - 20, h - bottom + 20);
+            String label = String.format("%.0f ms", max * i / 5);
+            int width = g.getFontMetrics().stringWidth(label);
+            g.drawString(label, Math.min(x - width / 2, w - width - 2), h - bottom + 20); // the last one stays inside
             int y = h - bottom - (h - bottom - 40) * i / 5;
             g.drawString(i * 20 + "%", 20, y + 5);
         }
