@@ -37,6 +37,8 @@ class FaultInjectionIT {
 
     private final long seed = Long.getLong("saga.faults.seed", 20261130L);
     private final int orders = Integer.getInteger("saga.faults.orders", 120);
+    /** Rounds of every fault kind at most; 0: for as long as the load lasts. */
+    private final int maxRounds = Integer.getInteger("saga.faults.rounds", 1);
 
     @Test
     void invariantsHoldAfterCrashesRestartsAndSlowProviders() throws Exception {
@@ -66,8 +68,8 @@ class FaultInjectionIT {
                 }));
             }
 
-            // rounds of every fault kind, each in a new seeded order, for as long as orders come in (the small run
-            // of the suite has one round; a long run has as many as its load lasts)
+            // rounds of every fault kind, each in a new seeded order, while orders come in: one in the suite's small
+            // run, as many as its load lasts in a long one (saga.faults.rounds=0)
             int rounds = 0;
             do {
                 rounds++;
@@ -76,7 +78,7 @@ class FaultInjectionIT {
                     System.out.printf("fault (round %d): %s%n", rounds, step.name());
                     step.action().run(saga);
                 }
-            } while (!load.stream().allMatch(Future::isDone));
+            } while ((maxRounds == 0 || rounds < maxRounds) && !load.stream().allMatch(Future::isDone));
             for (Future<?> f : load) {
                 f.get(10, TimeUnit.MINUTES);
             }

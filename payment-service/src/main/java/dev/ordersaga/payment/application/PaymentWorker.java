@@ -9,12 +9,12 @@ import dev.ordersaga.payment.provider.PaymentProviderClient.NotFound;
 import dev.ordersaga.payment.provider.PaymentProviderClient.RefundOutcome;
 import dev.ordersaga.payment.provider.PaymentProviderClient.Refunded;
 import dev.ordersaga.payment.provider.PaymentProviderClient.Unresolved;
+import dev.ordersaga.work.ProviderCalls;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
-import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.TransactionPhase;
@@ -22,26 +22,12 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
-import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-
 /**
- * Makes the provider calls that payments owe — charge, charge status, refund — outside any transaction:
- * <ol>
- *   <li>claim the payment in a short transaction ({@link PaymentService#claim}: {@code FOR UPDATE SKIP LOCKED} plus a
- *       lease on {@code next_attempt_at}), so two workers, of this replica or another, never act on one row at once;</li>
- *   <li>call the provider with the payment's idempotency key, in the saga's correlation scope, no transaction open;</li>
- *   <li>record the outcome in a new transaction through the state machine (which publishes via the outbox).</li>
- * </ol>
- * A payment is worked on as soon as the transaction that made it due has committed (or when its backoff ends), and
- * a periodic sweep picks up whatever is due and was not (a crash, a restart, a lost wake-up).
+ * Makes the provider calls that payments owe — charge, charge status, refund — outside any transaction, on the
+ * shared {@link ProviderCalls} runtime: the call is claimed (by the transaction that made it due, or later by a
+ * {@code FOR UPDATE SKIP LOCKED} claim with a lease on {@code next_attempt_at}), made with the payment's
+ * idempotency key in the saga's correlation scope, and its outcome recorded in a new transaction through the
+ * state machine (which publishes via the outbox).
  */
 @ApplicationScoped
 public class PaymentWorker {
@@ -63,87 +49,32 @@ public class PaymentWorker {
     @ConfigProperty(name = "payment.worker.batch-size", defaultValue = "20")
     int batchSize;
 
-    private ScheduledExecutorService executor;
-    private volatile boolean stopping;
+    private ProviderCalls<PaymentTask> calls;
     private Counter refundFailures;
 
     @PostConstruct
     void start() {
-        AtomicInteger n = new AtomicInteger();
-        executor = Executors.newScheduledThreadPool(threads, runnable -> {
-            Thread thread = new Thread(runnable, "payment-worker-" + n.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
+        calls = new ProviderCalls<>("payment-worker", threads, payments::claim, payments::claimDue, this::work);
         refundFailures = Counter.builder("saga.compensation.failures")
                 .description("Compensations that failed and will be retried")
                 .tag("step", "refund")
                 .register(meters);
     }
 
-    /** Before the datasource and Hibernate go: no new claims; claimed payments are retried when their lease ends. */
+    /** Before the datasource and Hibernate go: no new calls; claimed payments are retried when their lease ends. */
     void onShutdown(@Observes ShutdownEvent event) {
-        stopping = true;
-    }
-
-    @PreDestroy
-    void stop() throws InterruptedException {
-        executor.shutdownNow();
-        executor.awaitTermination(5, TimeUnit.SECONDS);
+        calls.stop();
     }
 
     /** Wakes the worker for a payment once the transaction that scheduled it has committed. */
     void onDue(@Observes(during = TransactionPhase.AFTER_SUCCESS) PaymentDue due) {
-        if (stopping) {
-            return;
-        }
-        if (due.claimed() != null) {
-            try {
-                executor.execute(() -> work(due.claimed()));
-            } catch (RejectedExecutionException e) {
-                LOG.infof("Worker stopping: payment %s is retried when its lease ends", due.paymentId());
-            }
-            return;
-        }
-        // rounded up: woken a fraction of a millisecond early, the claim would find the payment not yet due
-        long delayMillis = Math.max(0, Duration.between(Instant.now(), due.at()).toNanos() / 1_000_000 + 1);
-        try {
-            executor.schedule(() -> {
-                try {
-                    if (stopping) {
-                        return;
-                    }
-                    payments.claim(due.paymentId()).ifPresent(this::work);
-                } catch (RuntimeException e) {
-                    LOG.errorf(e, "Could not work on payment %s; the sweep retries it", due.paymentId());
-                }
-            }, delayMillis, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            LOG.infof("Worker stopping: payment %s is left to the next sweep", due.paymentId());
-        }
+        calls.due(due.paymentId(), due.at(), due.claimed());
     }
 
     /** Crash recovery and backstop: every payment whose next attempt is due, claimed in batches. */
     @Scheduled(every = "${payment.worker.sweep-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void sweep() {
-        if (stopping || executor.isShutdown()) {
-            return;
-        }
-        List<PaymentTask> tasks = payments.claimDue(batchSize);
-        if (tasks.isEmpty()) {
-            return;
-        }
-        List<Callable<Void>> work = tasks.stream().<Callable<Void>>map(task -> () -> {
-            work(task);
-            return null;
-        }).toList();
-        try {
-            executor.invokeAll(work);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (RejectedExecutionException e) {
-            LOG.infof("Worker stopping: %d claimed payment(s) are retried when their lease ends", tasks.size());
-        }
+        calls.sweep(batchSize);
     }
 
     void work(PaymentTask task) {

@@ -4,6 +4,7 @@ import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.shipping.domain.Address;
 import dev.ordersaga.shipping.domain.IllegalTransitionException;
 import dev.ordersaga.shipping.provider.CarrierClient;
+import dev.ordersaga.work.ProviderCalls;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
@@ -14,25 +15,11 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
-import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-
 /**
- * Makes the carrier calls, outside any transaction: claim the row (short transaction), call the carrier with the
- * row's idempotency key, record the outcome through {@link ShippingService} (new transaction).
- *
- * <p>Woken right after a transaction that left carrier work committed (at once, or at the scheduled time of the next
- * attempt), and, for everything a wake-up missed (a restart, a crash, another replica's rows), a periodic sweep of
- * the rows whose persisted {@code next_attempt_at} has come. A row is claimed with {@code FOR UPDATE SKIP LOCKED}
- * and a lease, so two workers, in one process or in two replicas, never call for the same row at once; a claim whose
- * caller died runs out, and the row is taken up again with the same idempotency key.
+ * Makes the carrier calls, outside any transaction, on the shared {@link ProviderCalls} runtime: the row is claimed
+ * (by the transaction that left the work, or later by a {@code FOR UPDATE SKIP LOCKED} claim with a lease), the
+ * carrier is called with the row's idempotency key, and the outcome recorded through {@link ShippingService} in a
+ * new transaction. A claim whose caller died runs out, and the row is taken up again with the same key.
  */
 @ApplicationScoped
 public class ShipmentWorker {
@@ -51,80 +38,26 @@ public class ShipmentWorker {
     @ConfigProperty(name = "shipping.worker.batch-size", defaultValue = "20")
     int batchSize;
 
-    private ScheduledThreadPoolExecutor executor;
+    private ProviderCalls<CarrierWork> calls;
 
     @PostConstruct
     void start() {
-        AtomicInteger count = new AtomicInteger();
-        ThreadFactory factory = runnable -> {
-            Thread thread = new Thread(runnable, "shipment-worker-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
-        executor = new ScheduledThreadPoolExecutor(threads, factory);
-        // what is scheduled for later is in the rows: the next start's sweep picks it up
-        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        executor.setRemoveOnCancelPolicy(true);
+        calls = new ProviderCalls<>("shipment-worker", threads, shipping::claim, shipping::claimDue, this::perform);
     }
 
     void stop(@Observes ShutdownEvent event) {
-        executor.shutdown();
-        try {
-            if (!executor.awaitTermination(10, TimeUnit.SECONDS)) {
-                executor.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            executor.shutdownNow();
-        }
+        calls.stop();
     }
 
-    /** After the commit of a transaction that left carrier work: claim and call at the scheduled time. */
+    /** After the commit of a transaction that left carrier work: call at once, or claim and call when due. */
     void onDue(@Observes(during = TransactionPhase.AFTER_SUCCESS) ShipmentDue due) {
-        if (due.claimed() != null) {
-            try {
-                executor.execute(() -> perform(due.claimed()));
-            } catch (RejectedExecutionException e) {
-                LOG.debugf("Worker stopping: claimed shipment %s is left to the next start", due.shipmentId());
-            }
-            return;
-        }
-        long delay = Math.max(0, Duration.between(Instant.now(), due.at()).toMillis());
-        try {
-            executor.schedule(() -> runClaimed(due.shipmentId()), delay, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            LOG.debugf("Worker stopping: shipment %s is left to the next sweep", due.shipmentId());
-        }
+        calls.due(due.shipmentId(), due.at(), due.claimed());
     }
 
     /** Crash recovery and everything the wake-ups missed: the rows whose next attempt is due. */
     @Scheduled(every = "${shipping.worker.sweep-every}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void sweep() {
-        if (executor.isShutdown()) {
-            return;
-        }
-        List<CarrierWork> claimed;
-        try {
-            claimed = shipping.claimDue(batchSize);
-        } catch (RuntimeException e) {
-            LOG.warnf(e, "Sweep for due shipments failed; trying again at the next sweep");
-            return;
-        }
-        for (CarrierWork work : claimed) {
-            try {
-                executor.execute(() -> perform(work));
-            } catch (RejectedExecutionException e) {
-                LOG.debugf("Worker stopping: claimed shipment %s is left to the next start", work.shipmentId());
-            }
-        }
-    }
-
-    private void runClaimed(UUID shipmentId) {
-        try {
-            shipping.claim(shipmentId).ifPresent(this::perform);
-        } catch (RuntimeException e) {
-            LOG.warnf(e, "Could not claim shipment %s; the sweep tries again", shipmentId);
-        }
+        calls.sweep(batchSize);
     }
 
     /** One carrier call (or two, for a cancel that must look its shipment up first) and its outcome. */

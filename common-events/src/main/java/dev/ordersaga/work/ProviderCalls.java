@@ -1,0 +1,168 @@
+package dev.ordersaga.work;
+
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.IntFunction;
+
+/**
+ * The runtime of a service's calls to an external provider (payment's charges and refunds, shipping's carrier
+ * calls), made outside any database transaction on a small pool of threads. What is owed is in the rows, with the
+ * time of the next attempt; the runtime only decides when to look:
+ * <ul>
+ *   <li>a call claimed in the transaction that made it due ({@link #due} with the claimed call) runs as soon as that
+ *       transaction has committed, with no claiming transaction of its own;</li>
+ *   <li>a call due later (a back-off) is claimed when its time comes, if no one else took it meanwhile;</li>
+ *   <li>{@link #sweep} claims whatever is due and was not taken: after a crash or a restart, rows another replica
+ *       left, a lease that ran out, a wake-up that was lost.</li>
+ * </ul>
+ * Claims take the row with {@code FOR UPDATE SKIP LOCKED} and a lease (the service's claim functions), so two workers,
+ * in one process or in two replicas, never call for the same row at once. Work scheduled but not started when the
+ * service stops stays in the rows for the next sweep.
+ *
+ * @param <T> what one call needs, read in the claiming transaction (no managed entity crosses into the call)
+ */
+public final class ProviderCalls<T> {
+
+    private static final Logger LOG = Logger.getLogger(ProviderCalls.class);
+
+    private final String name;
+    private final Function<UUID, Optional<T>> claim;
+    private final IntFunction<List<T>> claimDue;
+    private final Consumer<T> call;
+    private final ScheduledThreadPoolExecutor executor;
+    /** Claimed calls not finished yet: their leases are running. */
+    private final AtomicInteger claimedCalls = new AtomicInteger();
+    private volatile boolean stopping;
+
+    /**
+     * @param name    the threads' name prefix, and the word for a row in log lines
+     * @param threads  calls made at once
+     * @param claim    claims one row, in a transaction of its own, if it is due and no one holds it
+     * @param claimDue claims up to so many due rows that no one holds, in a transaction of its own
+     * @param call       makes one call and records its outcome; a failure it throws is logged and the row waits for
+     *                its lease to run out
+     */
+    public ProviderCalls(String name, int threads, Function<UUID, Optional<T>> claim, IntFunction<List<T>> claimDue,
+                         Consumer<T> call) {
+        this.name = name;
+        this.claim = claim;
+        this.claimDue = claimDue;
+        this.call = call;
+        AtomicInteger count = new AtomicInteger();
+        executor = new ScheduledThreadPoolExecutor(threads, runnable -> {
+            Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        executor.setRemoveOnCancelPolicy(true);
+    }
+
+    /**
+     * A row has a call due at {@code at}; to be called once the transaction that said so has committed.
+     *
+     * @param claimed the call, when that transaction claimed it already; null to claim it when due
+     */
+    public void due(UUID id, Instant at, T claimed) {
+        if (stopping) {
+            return;
+        }
+        try {
+            if (claimed != null) {
+                start(claimed);
+                return;
+            }
+            // rounded up: woken a fraction of a millisecond early, the claim would find the row not yet due
+            long delayMillis = Math.max(0, Duration.between(Instant.now(), at).toNanos() / 1_000_000 + 1);
+            executor.schedule(() -> claimAndRun(id), delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            LOG.infof("Stopping: %s %s is left to the next sweep", name, id);
+        }
+    }
+
+    /**
+     * Claims due rows and starts their calls, so that no more than {@code limit} claimed calls wait or run at once:
+     * a claim must not sit in the queue until its lease runs out (a slow provider), or the next sweep would claim
+     * the row again.
+     */
+    public void sweep(int limit) {
+        int room = limit - claimedCalls.get();
+        if (stopping || room <= 0) {
+            return;
+        }
+        List<T> due;
+        try {
+            due = claimDue.apply(room);
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "Sweep of %s failed; trying again at the next one", name);
+            return;
+        }
+        due.forEach(this::start);
+    }
+
+    /** Claimed calls waiting for a thread or running. */
+    public int callsUnderWay() {
+        return claimedCalls.get();
+    }
+
+    /** No new calls; calls under way may finish (up to 10 s) before the datasource goes. */
+    public void stop() {
+        stopping = true;
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(10, TimeUnit.SECONDS)) {
+                executor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            executor.shutdownNow();
+        }
+    }
+
+    private void claimAndRun(UUID id) {
+        if (stopping) {
+            return;
+        }
+        try {
+            claim.apply(id).ifPresent(work -> {
+                claimedCalls.incrementAndGet();
+                run(work);
+            });
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "Could not claim %s %s; the sweep tries again", name, id);
+        }
+    }
+
+    private void start(T work) {
+        claimedCalls.incrementAndGet();
+        try {
+            executor.execute(() -> run(work));
+        } catch (RejectedExecutionException e) {
+            claimedCalls.decrementAndGet();
+            LOG.infof("Stopping: a claimed %s is retried when its lease runs out", name);
+        }
+    }
+
+    private void run(T work) {
+        try {
+            if (!stopping) {
+                call.accept(work);
+            }
+        } catch (RuntimeException e) {
+            LOG.errorf(e, "A %s call failed unexpectedly; retried when its lease runs out", name);
+        } finally {
+            claimedCalls.decrementAndGet();
+        }
+    }
+}

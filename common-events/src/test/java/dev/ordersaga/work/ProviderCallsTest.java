@@ -1,0 +1,126 @@
+package dev.ordersaga.work;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+class ProviderCallsTest {
+
+    private final Queue<UUID> claimed = new ConcurrentLinkedQueue<>();
+    private final Queue<UUID> called = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger sweeps = new AtomicInteger();
+    private final List<UUID> dueRows = List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID());
+
+    private final ProviderCalls<UUID> calls = new ProviderCalls<>("test-call", 2,
+            id -> {
+                claimed.add(id);
+                return Optional.of(id);
+            },
+            limit -> {
+                sweeps.incrementAndGet();
+                return dueRows.subList(0, Math.min(limit, dueRows.size()));
+            },
+            id -> {
+                if (id.getMostSignificantBits() == 0) {
+                    throw new IllegalStateException("a call that blows up");
+                }
+                called.add(id);
+            });
+
+    @AfterEach
+    void stop() {
+        calls.stop();
+    }
+
+    @Test
+    void aCallClaimedByItsTransactionRunsWithoutAClaimOfItsOwn() {
+        UUID id = UUID.randomUUID();
+        calls.due(id, Instant.now(), id);
+        await().atMost(Duration.ofSeconds(5)).until(() -> called.contains(id));
+        assertThat(claimed).isEmpty();
+    }
+
+    @Test
+    void aCallDueLaterIsClaimedWhenItsTimeHasCome() {
+        UUID id = UUID.randomUUID();
+        Instant at = Instant.now().plusMillis(300);
+        calls.due(id, at, null);
+        assertThat(claimed).as("not before its time").isEmpty();
+        await().atMost(Duration.ofSeconds(5)).until(() -> called.contains(id));
+        assertThat(claimed).containsExactly(id);
+        assertThat(Instant.now()).isAfterOrEqualTo(at);
+    }
+
+    @Test
+    void theSweepCallsWhatItClaimedUpToTheLimit() {
+        calls.sweep(2);
+        await().atMost(Duration.ofSeconds(5)).until(() -> called.size() == 2);
+        assertThat(called).containsExactlyInAnyOrderElementsOf(dueRows.subList(0, 2));
+        assertThat(sweeps).hasValue(1);
+    }
+
+    @Test
+    void aFailingCallDoesNotStopTheOthers() {
+        UUID blowsUp = new UUID(0, 1);
+        UUID fine = UUID.randomUUID();
+        calls.due(blowsUp, Instant.now(), blowsUp);
+        calls.due(fine, Instant.now(), fine);
+        await().atMost(Duration.ofSeconds(5)).until(() -> called.contains(fine));
+        assertThat(called).doesNotContain(blowsUp);
+    }
+
+    @Test
+    void theSweepClaimsNoMoreThanTheLimitWhileClaimedCallsAreUnderWay() throws Exception {
+        CountDownLatch provider = new CountDownLatch(1);
+        AtomicInteger claimedByTheSweep = new AtomicInteger();
+        ProviderCalls<UUID> slow = new ProviderCalls<>("slow-call", 1, Optional::of,
+                limit -> {
+                    claimedByTheSweep.addAndGet(limit);
+                    return dueRows.subList(0, Math.min(limit, dueRows.size()));
+                },
+                id -> {
+                    try {
+                        provider.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    called.add(id);
+                });
+        try {
+            slow.sweep(2);
+            slow.sweep(2);
+            assertThat(claimedByTheSweep).as("the second sweep finds no room: two calls are claimed already").hasValue(2);
+            assertThat(slow.callsUnderWay()).isEqualTo(2);
+            provider.countDown();
+            await().atMost(Duration.ofSeconds(5)).until(() -> slow.callsUnderWay() == 0);
+            assertThat(called).hasSize(2);
+            slow.sweep(2);
+            assertThat(claimedByTheSweep).as("room again once they are done").hasValue(4);
+        } finally {
+            provider.countDown();
+            slow.stop();
+        }
+    }
+
+    @Test
+    void nothingNewStartsOnceStopped() {
+        calls.stop();
+        UUID id = UUID.randomUUID();
+        calls.due(id, Instant.now(), id);
+        calls.sweep(10);
+        assertThat(sweeps).as("no claim after the stop").hasValue(0);
+        assertThat(called).isEmpty();
+    }
+}
