@@ -136,12 +136,12 @@ public class IncomingEvents {
                     endOfEvent();
                 }
             });
-            meters.summary("saga.consumer.batch.size", "topic", batch.get(0).topic()).record(batch.size());
+            // no topic tag: one poll mixes the topics the service follows
+            meters.summary("saga.consumer.batch.size").record(batch.size());
             return;
         } catch (RuntimeException e) {
-            meters.counter("saga.consumer.batch.fallbacks", "topic", batch.get(0).topic()).increment();
-            LOG.infof("A batch of %d messages of %s was rolled back (%s); applying them one by one", batch.size(),
-                    batch.get(0).topic(), e.toString());
+            meters.counter("saga.consumer.batch.fallbacks").increment();
+            LOG.infof("A batch of %d messages was rolled back (%s); applying them one by one", batch.size(), e.toString());
         }
         batch.forEach(record -> process(record, handler));
     }
