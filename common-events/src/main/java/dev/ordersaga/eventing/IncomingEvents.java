@@ -23,11 +23,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.Consumer;
 
 /**
- * The one way a consumer applies an event: decode, open the saga's correlation scope, claim the event id in the
- * inbox, then run the handler, all in one transaction. A repeat is skipped and logged.
+ * The one way a consumer applies an event: decode, pass over a kind it has no handler for, open the saga's
+ * correlation scope, claim the event id in the inbox, then run the handler, all in one transaction. A repeat is
+ * skipped and logged.
  *
  * <p>{@link #process} owns the transaction and tries again, in a new one, when it failed for a passing reason (a
  * lock conflict, a database restarting); what can never succeed ({@link NotRetryable}, a malformed message) is
@@ -74,11 +74,11 @@ public class IncomingEvents {
      * health check reports it) and the message comes again after the restart. A valid message is never parked
      * for a passing reason.
      */
-    public void process(ConsumerRecord<String, String> record, Consumer<EventEnvelope<SagaEvent>> handler) {
+    public void process(ConsumerRecord<String, String> record, EventHandlers handlers) {
         Backoff backoff = new Backoff(firstBackoff, maxBackoff);
         for (int attempt = 1; ; attempt++) {
             try {
-                QuarkusTransaction.requiringNew().run(() -> apply(record.topic(), record.value(), handler));
+                QuarkusTransaction.requiringNew().run(() -> apply(record.topic(), record.value(), handlers));
                 return;
             } catch (RuntimeException e) {
                 Throwable permanent = permanentCause(e);
@@ -117,14 +117,14 @@ public class IncomingEvents {
      * order): every consumer of the service then locks orders in the same order and two batches never deadlock.
      */
     public void processAll(Iterable<ConsumerRecord<String, String>> records,
-                           Consumer<EventEnvelope<SagaEvent>> handler) {
+                           EventHandlers handlers) {
         List<ConsumerRecord<String, String>> batch = new ArrayList<>();
         records.forEach(batch::add);
         if (batch.isEmpty()) {
             return;
         }
         if (batch.size() == 1) {
-            process(batch.get(0), handler);
+            process(batch.get(0), handlers);
             return;
         }
         List<ConsumerRecord<String, String>> lockOrder = new ArrayList<>(batch);
@@ -132,7 +132,7 @@ public class IncomingEvents {
         try {
             QuarkusTransaction.requiringNew().run(() -> {
                 for (ConsumerRecord<String, String> record : lockOrder) {
-                    apply(record.topic(), record.value(), handler);
+                    apply(record.topic(), record.value(), handlers);
                     endOfEvent();
                 }
             });
@@ -143,7 +143,7 @@ public class IncomingEvents {
             meters.counter("saga.consumer.batch.fallbacks").increment();
             LOG.infof("A batch of %d messages was rolled back (%s); applying them one by one", batch.size(), e.toString());
         }
-        batch.forEach(record -> process(record, handler));
+        batch.forEach(record -> process(record, handlers));
     }
 
     /**
@@ -177,12 +177,15 @@ public class IncomingEvents {
      *                                                      layer parks it on the dead-letter topic
      */
     @Transactional(Transactional.TxType.MANDATORY)
-    public void apply(String topic, String json, Consumer<EventEnvelope<SagaEvent>> handler) {
+    public void apply(String topic, String json, EventHandlers handlers) {
         EventEnvelope<SagaEvent> envelope;
         try {
             envelope = EventCodec.decode(json);
         } catch (UnknownEventTypeException e) {
             LOG.infof("Skipping event of unknown type '%s' on %s: published by a newer producer", e.type(), topic);
+            return;
+        }
+        if (!handlers.handles(envelope.payload())) {
             return;
         }
         try (Correlation.Scope ignored = Correlation.open(envelope.correlationId(), envelope.eventId())) {
@@ -193,7 +196,7 @@ public class IncomingEvents {
                 return;
             }
             LOG.debugf("Applying %s %s for order %s", envelope.type(), envelope.eventId(), envelope.orderId());
-            handler.accept(envelope);
+            handlers.dispatch(envelope);
         }
     }
 }

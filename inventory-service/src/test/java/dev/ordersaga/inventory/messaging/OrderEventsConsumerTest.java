@@ -2,6 +2,7 @@ package dev.ordersaga.inventory.messaging;
 
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelled;
 import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.Topics;
@@ -145,6 +146,19 @@ class OrderEventsConsumerTest {
             assertThat(dlq.awaitKey(poisoned.toString(), Duration.ofSeconds(30)).value())
                     .isEqualTo("{\"this is\": \"not an event\"}");
         }
+    }
+
+    @Test
+    void anEventInventoryDoesNotActOnLeavesNoInboxRow() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        EventEnvelope<OrderCancelled> cancelled = EventEnvelope.of(orderId, "skip-" + orderId, null,
+                new OrderCancelled("customer changed their mind"));
+        EventEnvelope<OrderCreated> created = EventEnvelope.of(orderId, "skip-" + orderId, null, Orders.created());
+
+        consumer.consume(poll(record(orderId, EventCodec.encode(cancelled)), record(orderId, EventCodec.encode(created))));
+
+        assertThat(inboxHas(created.eventId())).isTrue();
+        assertThat(inboxHas(cancelled.eventId())).as("OrderCancelled asks nothing of inventory").isFalse();
     }
 
     private static long offset = 1_000_000;

@@ -1,11 +1,10 @@
 package dev.ordersaga.order.messaging;
 
+import dev.ordersaga.eventing.EventHandlers;
 import dev.ordersaga.eventing.IncomingEvents;
-import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
-import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.events.ShipmentCancelled;
 import dev.ordersaga.events.ShipmentCreated;
 import dev.ordersaga.events.ShipmentFailed;
@@ -17,6 +16,7 @@ import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.Order.Participant;
 import io.smallrye.common.annotation.Blocking;
+import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -37,39 +37,34 @@ public class ParticipantEventsConsumer {
     @Inject
     OrderService orders;
 
+    private EventHandlers handlers;
+
+    @PostConstruct
+    void init() {
+        handlers = EventHandlers.create()
+                .on(StockReserved.class, (event, fact) -> orders.apply(event, Order::onStockReserved))
+                .on(StockReservationFailed.class, (event, failed) -> orders.apply(event,
+                        o -> o.onStepFailed("out of stock: " + String.join(", ", failed.unavailableSkus()))))
+                .on(StockReleased.class, (event, fact) -> orders.apply(event, o -> o.onCompensated(Participant.INVENTORY)))
+                .on(PaymentSucceeded.class, (event, fact) -> orders.apply(event, Order::onPaymentSucceeded))
+                .on(PaymentFailed.class, (event, failed) -> orders.apply(event,
+                        o -> o.onStepFailed("payment failed: " + failed.reason())))
+                .on(PaymentRefunded.class, (event, fact) -> orders.apply(event, o -> o.onCompensated(Participant.PAYMENT)))
+                .on(ShipmentCreated.class, (event, fact) -> orders.apply(event, Order::onShipmentCreated))
+                .on(ShipmentFailed.class, (event, failed) -> orders.apply(event,
+                        o -> o.onStepFailed("shipment failed: " + failed.reason())))
+                .on(ShipmentOnHold.class, (event, onHold) -> orders.apply(event, o -> {
+                    o.onShipmentOnHold(onHold.reason());
+                    return Optional.empty();
+                }))
+                .on(ShipmentCancelled.class, (event, fact) -> orders.apply(event, o -> o.onCompensated(Participant.SHIPPING)))
+                // any other fact of a participant is still noted in the saga's timeline
+                .otherwise(event -> orders.apply(event, o -> Optional.empty()));
+    }
+
     @Incoming("participant-events")
     @Blocking
     public void consume(ConsumerRecords<String, String> records) {
-        incoming.processAll(records, this::dispatch);
-    }
-
-    private void dispatch(EventEnvelope<SagaEvent> event) {
-        SagaEvent fact = event.payload();
-        if (fact instanceof StockReserved) {
-            orders.apply(event, Order::onStockReserved);
-        } else if (fact instanceof StockReservationFailed failed) {
-            orders.apply(event, o -> o.onStepFailed("out of stock: " + String.join(", ", failed.unavailableSkus())));
-        } else if (fact instanceof StockReleased) {
-            orders.apply(event, o -> o.onCompensated(Participant.INVENTORY));
-        } else if (fact instanceof PaymentSucceeded) {
-            orders.apply(event, Order::onPaymentSucceeded);
-        } else if (fact instanceof PaymentFailed failed) {
-            orders.apply(event, o -> o.onStepFailed("payment failed: " + failed.reason()));
-        } else if (fact instanceof PaymentRefunded) {
-            orders.apply(event, o -> o.onCompensated(Participant.PAYMENT));
-        } else if (fact instanceof ShipmentCreated) {
-            orders.apply(event, Order::onShipmentCreated);
-        } else if (fact instanceof ShipmentFailed failed) {
-            orders.apply(event, o -> o.onStepFailed("shipment failed: " + failed.reason()));
-        } else if (fact instanceof ShipmentOnHold onHold) {
-            orders.apply(event, o -> {
-                o.onShipmentOnHold(onHold.reason());
-                return Optional.empty();
-            });
-        } else if (fact instanceof ShipmentCancelled) {
-            orders.apply(event, o -> o.onCompensated(Participant.SHIPPING));
-        } else {
-            orders.apply(event, o -> Optional.empty());
-        }
+        incoming.processAll(records, handlers);
     }
 }

@@ -1,11 +1,13 @@
 package dev.ordersaga.payment.messaging;
 
+import dev.ordersaga.eventing.EventHandlers;
 import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.payment.application.PaymentService;
 import io.smallrye.common.annotation.Blocking;
+import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -25,17 +27,19 @@ public class SagaEventsConsumer {
     @Inject
     PaymentService payments;
 
+    private EventHandlers handlers;
+
+    @PostConstruct
+    void init() {
+        handlers = EventHandlers.create()
+                .on(OrderCreated.class, payments::onOrderCreated)
+                .on(StockReserved.class, payments::onStockReserved)
+                .on(OrderCancelling.class, payments::onOrderCancelling);
+    }
+
     @Incoming("saga-events")
     @Blocking
     public void consume(ConsumerRecords<String, String> records) {
-        incoming.processAll(records, event -> {
-            if (event.payload() instanceof OrderCreated created) {
-                payments.onOrderCreated(event, created);
-            } else if (event.payload() instanceof StockReserved reserved) {
-                payments.onStockReserved(event, reserved);
-            } else if (event.payload() instanceof OrderCancelling cancelling) {
-                payments.onOrderCancelling(event, cancelling);
-            }
-        });
+        incoming.processAll(records, handlers);
     }
 }

@@ -8,7 +8,7 @@ import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
-import dev.ordersaga.payment.testing.LogCapture;
+import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.payment.testing.OrderSaga;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
 import dev.ordersaga.payment.testing.ProviderLedger;

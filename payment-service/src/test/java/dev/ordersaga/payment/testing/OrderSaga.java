@@ -5,6 +5,7 @@ import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.TestSaga;
 
 import java.util.List;
 import java.util.UUID;
@@ -12,40 +13,34 @@ import java.util.UUID;
 /** One order's saga as payment-service sees it: facts put on their topics, and what payment published. */
 public final class OrderSaga {
 
-    private final KafkaTestProducer producer;
+    private final TestSaga saga;
     private final KafkaTopicProbe paymentEvents;
-    private final UUID orderId = UUID.randomUUID();
-    private final String correlationId;
 
     public OrderSaga(KafkaTestProducer producer, KafkaTopicProbe paymentEvents, String name) {
-        this.producer = producer;
+        this.saga = new TestSaga(producer, name);
         this.paymentEvents = paymentEvents;
-        this.correlationId = name + "-" + orderId;
     }
 
     public UUID orderId() {
-        return orderId;
+        return saga.orderId();
     }
 
     public String correlationId() {
-        return correlationId;
+        return saga.correlationId();
     }
 
-    /** Publishes the fact on its producer's topic, keyed by the order, as the producer's relay would. */
     public <E extends SagaEvent> EventEnvelope<E> publish(E event) {
-        EventEnvelope<E> envelope = EventEnvelope.of(orderId, correlationId, null, event);
-        redeliver(envelope);
-        return envelope;
+        return saga.publish(event);
     }
 
     /** Puts the very same event (same id) on its topic again: an at-least-once duplicate. */
     public void redeliver(EventEnvelope<?> envelope) {
-        producer.send(envelope.topic(), orderId.toString(), EventCodec.encode(envelope));
+        saga.publish(envelope);
     }
 
     /** What payment-service published for this order so far, in order. */
     public List<EventEnvelope<SagaEvent>> published() {
-        return paymentEvents.matching(r -> orderId.toString().equals(r.key())).stream()
+        return paymentEvents.matching(r -> orderId().toString().equals(r.key())).stream()
                 .map(r -> EventCodec.decode(r.value())).toList();
     }
 

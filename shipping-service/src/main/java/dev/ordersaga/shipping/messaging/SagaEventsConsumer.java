@@ -1,5 +1,6 @@
 package dev.ordersaga.shipping.messaging;
 
+import dev.ordersaga.eventing.EventHandlers;
 import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
@@ -7,6 +8,7 @@ import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.shipping.application.ShippingService;
 import io.smallrye.common.annotation.Blocking;
+import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -25,19 +27,20 @@ public class SagaEventsConsumer {
     @Inject
     ShippingService shipping;
 
+    private EventHandlers handlers;
+
+    @PostConstruct
+    void init() {
+        handlers = EventHandlers.create()
+                .on(OrderCreated.class, shipping::onOrderCreated)
+                .on(PaymentSucceeded.class, shipping::onPaymentSucceeded)
+                .on(OrderCancelling.class, shipping::onOrderCancelling)
+                .on(ShipmentRetryRequested.class, shipping::onShipmentRetryRequested);
+    }
+
     @Incoming("saga-events")
     @Blocking
     public void consume(ConsumerRecords<String, String> records) {
-        incoming.processAll(records, event -> {
-            if (event.payload() instanceof OrderCreated created) {
-                shipping.onOrderCreated(event, created);
-            } else if (event.payload() instanceof PaymentSucceeded succeeded) {
-                shipping.onPaymentSucceeded(event, succeeded);
-            } else if (event.payload() instanceof OrderCancelling cancelling) {
-                shipping.onOrderCancelling(event, cancelling);
-            } else if (event.payload() instanceof ShipmentRetryRequested retry) {
-                shipping.onShipmentRetryRequested(event, retry);
-            }
-        });
+        incoming.processAll(records, handlers);
     }
 }

@@ -12,7 +12,7 @@ import dev.ordersaga.shipping.domain.ShipmentStatus;
 import dev.ordersaga.shipping.testing.CarrierSandboxApi;
 import dev.ordersaga.shipping.testing.CarrierSandboxResource;
 import dev.ordersaga.shipping.testing.CarrierWorkload;
-import dev.ordersaga.shipping.testing.LogCapture;
+import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.shipping.testing.SagaEvents;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
 import dev.ordersaga.testing.StackTestResource;

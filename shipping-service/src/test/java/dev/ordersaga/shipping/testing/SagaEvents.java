@@ -1,6 +1,5 @@
 package dev.ordersaga.shipping.testing;
 
-import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
@@ -10,6 +9,7 @@ import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.events.ShippingAddress;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.Orders;
+import dev.ordersaga.testing.TestSaga;
 
 import java.math.BigDecimal;
 import java.util.UUID;
@@ -21,40 +21,36 @@ public final class SagaEvents implements AutoCloseable {
 
     /** A saga of a new order. */
     public Saga saga() {
-        UUID orderId = UUID.randomUUID();
-        return new Saga(orderId, "shipping-test-" + orderId);
+        return new Saga(new TestSaga(producer, "shipping-test"));
     }
 
-    public final class Saga {
+    public static final class Saga {
 
-        private final UUID orderId;
-        private final String correlationId;
+        private final TestSaga saga;
 
-        private Saga(UUID orderId, String correlationId) {
-            this.orderId = orderId;
-            this.correlationId = correlationId;
+        private Saga(TestSaga saga) {
+            this.saga = saga;
         }
 
         public UUID orderId() {
-            return orderId;
+            return saga.orderId();
         }
 
         public String correlationId() {
-            return correlationId;
+            return saga.correlationId();
         }
 
         public <E extends SagaEvent> EventEnvelope<E> envelope(E event) {
-            return EventEnvelope.of(orderId, correlationId, null, event);
+            return saga.envelope(event);
         }
 
         /** Publishes on the event's topic, keyed by the order id, and waits for the broker's acknowledgement. */
         public <E extends SagaEvent> EventEnvelope<E> send(E event) {
-            return send(envelope(event));
+            return saga.publish(event);
         }
 
         public <E extends SagaEvent> EventEnvelope<E> send(EventEnvelope<E> envelope) {
-            producer.send(envelope.topic(), orderId.toString(), EventCodec.encode(envelope));
-            return envelope;
+            return saga.publish(envelope);
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.ordersaga.payment.testing;
+package dev.ordersaga.testing;
 
 import dev.ordersaga.eventing.Correlation;
 import org.jboss.logmanager.ExtLogRecord;
@@ -11,7 +11,10 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-/** Keeps the log lines of one category while open, with the correlation id each carried in the MDC. */
+/**
+ * Keeps the log lines of one logger category (and its children) while open, each with the correlation id that
+ * was in the MDC when it was written: what an operator would grep for one saga.
+ */
 public final class LogCapture extends Handler implements AutoCloseable {
 
     public record Line(Level level, String message, String correlationId) {
@@ -25,8 +28,12 @@ public final class LogCapture extends Handler implements AutoCloseable {
         logger.addHandler(this);
     }
 
+    public static LogCapture of(String category) {
+        return new LogCapture(category);
+    }
+
     public static LogCapture of(Class<?> category) {
-        return new LogCapture(category.getName());
+        return of(category.getName());
     }
 
     @Override
@@ -42,6 +49,10 @@ public final class LogCapture extends Handler implements AutoCloseable {
         synchronized (lines) {
             return lines.stream().filter(predicate).toList();
         }
+    }
+
+    public List<Line> containing(String text) {
+        return matching(l -> l.message() != null && l.message().contains(text));
     }
 
     @Override
