@@ -88,6 +88,13 @@ public class CdcRelay {
     Duration offsetFlushInterval;
 
     /**
+     * How long the engine sleeps after reading nothing from the slot: the floor of the commit-to-publish latency
+     * when the outbox is quiet, and the price of idling (each empty read costs a timed-out socket read).
+     */
+    @ConfigProperty(name = "eventing.relay.poll-interval", defaultValue = "PT0.01S")
+    Duration pollInterval;
+
+    /**
      * Fault injection for the crash tests: hold the first batch after it was read from the log and before it is
      * published, and log that it is held, so that a test can kill the process at exactly that point.
      */
@@ -380,8 +387,8 @@ public class CdcRelay {
         p.setProperty("table.include.list", "public.outbox");
         p.setProperty("snapshot.mode", "no_data");
         p.setProperty("tombstones.on.delete", "false");
-        // the default 500 ms poll interval would be the floor of the commit-to-publish latency
-        p.setProperty("poll.interval.ms", "10");
+        // Debezium's default of 500 ms would be the floor of the commit-to-publish latency
+        p.setProperty("poll.interval.ms", Long.toString(pollInterval.toMillis()));
         // a taken-over slot may still look active for a moment after its old reader died
         p.setProperty("slot.max.retries", "10");
         p.setProperty("slot.retry.delay.ms", "1000");

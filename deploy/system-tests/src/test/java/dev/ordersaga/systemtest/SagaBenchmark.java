@@ -25,6 +25,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,6 +37,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.awaitility.Awaitility.await;
 
@@ -64,10 +66,12 @@ final class SagaBenchmark {
     }
 
     Map<String, Object> run() throws Exception {
+        long unfinishedAtStart = unfinishedOrders();
         saga.stock(sku, 10_000_000);
         confirmAll(sendClosedLoop(settings.warmupOrders()), Duration.ofMinutes(20));
 
         long commitsBefore = commits();
+        Map<String, long[]> rowsBefore = tableActivity();
         Map<String, Long> cpuBefore = cpuTicks();
         long t0 = System.nanoTime();
         List<Sent> saturation = sendClosedLoop(settings.saturationOrders());
@@ -76,6 +80,7 @@ final class SagaBenchmark {
         double throughput = saturation.size() / seconds;
         long commitsPerSagaTotal = commits() - commitsBefore;
         Map<String, Long> cpuAfter = cpuTicks();
+        Map<String, Map<String, Double>> rowsPerSaga = perSaga(rowsBefore, settledTableActivity(), saturation.size());
         double cpuSeconds = 0;
         Map<String, Double> cpuByProcess = new LinkedHashMap<>();
         for (var e : cpuAfter.entrySet()) {
@@ -101,6 +106,7 @@ final class SagaBenchmark {
         r.put("machine", Map.of("cores", Runtime.getRuntime().availableProcessors(), "memoryGiB", memoryGiB(),
                 "note", "PostgreSQL, Kafka, the four services and the sandboxes on this one machine"));
         r.put("postgresDurable", durable());
+        r.put("unfinishedOrdersAtStart", unfinishedAtStart);
         r.put("services", Map.of("jvmOptions", System.getProperty("saga.service.jvm-options", ""),
                 "warmupOrders", settings.warmupOrders()));
         r.put("saturation", Map.of("orders", saturation.size(), "concurrency", settings.concurrency(),
@@ -109,6 +115,7 @@ final class SagaBenchmark {
                 "postToConfirmedMillis", percentiles(latencies)));
         r.put("commitToConsumerMillis", percentiles(relayLatencies));
         r.put("databaseCommitsPerSaga", round(commitsPerSaga));
+        r.put("tableActivityPerSaga", rowsPerSaga);
         r.put("cpuSecondsPerSaga", round(cpuSeconds / saturation.size()));
         r.put("cpuSecondsByProcess", roundAll(cpuByProcess));
         r.put("peakMemoryMiB", peakMemory());
@@ -225,6 +232,78 @@ final class SagaBenchmark {
             rs.next();
             return rs.getLong(1);
         }
+    }
+
+    /**
+     * Orders an earlier run left in flight (a run that was stopped half-way): their events are worked off during
+     * this run and count against it, so the summary says so.
+     */
+    private static long unfinishedOrders() throws Exception {
+        try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT count(*) FROM orders WHERE status NOT IN ('CONFIRMED', 'CANCELLED') "
+                     + "AND waiting_reason IS NULL")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /**
+     * Rows inserted, updated and deleted and index scans per table (pg_stat_user_tables), keyed "db.table": where a
+     * saga's database work goes. The benchmark's own status polling reads orders and saga_event too.
+     */
+    private static Map<String, long[]> tableActivity() throws Exception {
+        Map<String, long[]> activity = new LinkedHashMap<>();
+        for (String db : DATABASES) {
+            try (Connection c = TestStack.connect(db); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT relname, n_tup_ins, n_tup_upd, n_tup_del, coalesce(idx_scan, 0) "
+                         + "FROM pg_stat_user_tables WHERE relname NOT IN ('flyway_schema_history') ORDER BY relname")) {
+                while (rs.next()) {
+                    activity.put(db.replace("_db", "") + "." + rs.getString(1),
+                            new long[]{rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)});
+                }
+            }
+        }
+        return activity;
+    }
+
+    /**
+     * The table activity once it has stopped changing: a saga's last steps (inventory consuming the reservation on
+     * OrderConfirmed) run after the order is confirmed, and PostgreSQL publishes a busy backend's counts up to a
+     * second late, an idle one's up to ten.
+     */
+    private static Map<String, long[]> settledTableActivity() throws Exception {
+        AtomicReference<Map<String, long[]>> last = new AtomicReference<>(tableActivity());
+        // an idle backend publishes its last counts up to 10 s late (PostgreSQL's PGSTAT_IDLE_INTERVAL)
+        await("table activity settled").atMost(Duration.ofSeconds(90)).pollDelay(Duration.ofSeconds(11))
+                .pollInterval(Duration.ofSeconds(11)).until(() -> {
+                    Map<String, long[]> now = tableActivity();
+                    // writes only, and not the relay's offsets: those, and the workers' sweeps (index scans), never stop
+                    boolean same = now.size() == last.get().size() && now.entrySet().stream()
+                            .filter(e -> !e.getKey().endsWith(".cdc_offset"))
+                            .allMatch(e -> Arrays.equals(e.getValue(), 0, 3, last.get().get(e.getKey()), 0, 3));
+                    last.set(now);
+                    return same;
+                });
+        return last.get();
+    }
+
+    private static Map<String, Map<String, Double>> perSaga(Map<String, long[]> before, Map<String, long[]> after, int sagas) {
+        String[] names = {"inserted", "updated", "deleted", "indexScans"};
+        Map<String, Map<String, Double>> result = new LinkedHashMap<>();
+        after.forEach((table, counts) -> {
+            long[] base = before.getOrDefault(table, new long[counts.length]);
+            Map<String, Double> row = new LinkedHashMap<>();
+            for (int i = 0; i < names.length; i++) {
+                double v = (double) (counts[i] - base[i]) / sagas;
+                if (v >= 0.005) {
+                    row.put(names[i], round(v));
+                }
+            }
+            if (!row.isEmpty()) {
+                result.put(table, row);
+            }
+        });
+        return result;
     }
 
     private boolean durable() throws Exception {
@@ -391,7 +470,14 @@ final class SagaBenchmark {
         @SuppressWarnings("unchecked") Map<String, Object> sat = (Map<String, Object>) r.get("saturation");
         @SuppressWarnings("unchecked") Map<String, Object> open = (Map<String, Object>) r.get("openLoop");
         @SuppressWarnings("unchecked") Map<String, Object> limit = (Map<String, Object>) r.get("physicalLimit");
-        String summary = """
+        long unfinished = (Long) r.get("unfinishedOrdersAtStart");
+        String warning = unfinished == 0 ? "" : ("  WARNING: %d orders of an earlier run were still in flight at the start; "
+                + "their work counted against this run\n").formatted(unfinished);
+        @SuppressWarnings("unchecked") Map<String, Map<String, Double>> tables =
+                (Map<String, Map<String, Double>>) r.get("tableActivityPerSaga");
+        StringBuilder activity = new StringBuilder();
+        tables.forEach((table, row) -> activity.append("    ").append(table).append(' ').append(row).append('\n'));
+        String summary = warning + """
                 order-saga benchmark (%s; PostgreSQL durable: %s; services %s)
                   saturation: %s confirmed sagas/s (%s orders, %s clients)
                   POST -> CONFIRMED at %s orders/s (open loop, %s s): %s ms
@@ -399,11 +485,12 @@ final class SagaBenchmark {
                   per saga: %s database commits, %s CPU seconds
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
-                """.formatted(r.get("machine"), r.get("postgresDurable"), r.get("services"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
+                  rows per saga, by table (saturation phase):
+                %s""".formatted(r.get("machine"), r.get("postgresDurable"), r.get("services"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
                 sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("postToConfirmedMillis"),
                 r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
                 r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
-                limit.get("sagasPerSecond"), limit.get("ourRatio"));
+                limit.get("sagasPerSecond"), limit.get("ourRatio"), activity);
         Files.writeString(settings.outDir().resolve("summary.txt"), summary);
         System.out.println(summary);
         chart(latencies, settings.outDir().resolve("latency.png"));
