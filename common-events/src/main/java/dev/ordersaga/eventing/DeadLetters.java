@@ -1,19 +1,19 @@
 package dev.ordersaga.eventing;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.common.annotation.Identifier;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
@@ -37,8 +37,10 @@ public class DeadLetters {
     @ConfigProperty(name = "eventing.service-name")
     String serviceName;
 
-    @ConfigProperty(name = "kafka.bootstrap.servers")
-    String bootstrapServers;
+    /** Every kafka.* setting of the service, as its channels get them. */
+    @Inject
+    @Identifier("default-kafka-broker")
+    Map<String, Object> kafkaBroker;
 
     @Inject
     MeterRegistry meters;
@@ -74,13 +76,7 @@ public class DeadLetters {
 
     private synchronized KafkaProducer<String, String> producer() {
         if (producer == null) {
-            Properties p = new Properties();
-            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-            p.put(ProducerConfig.CLIENT_ID_CONFIG, serviceName + "-dead-letters");
-            p.put(ProducerConfig.ACKS_CONFIG, "all");
-            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-            p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-            p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+            Properties p = KafkaClients.producerConfig(kafkaBroker, serviceName + "-dead-letters");
             producer = new KafkaProducer<>(p);
         }
         return producer;

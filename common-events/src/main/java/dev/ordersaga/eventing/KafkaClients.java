@@ -1,0 +1,34 @@
+package dev.ordersaga.eventing;
+
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * The producers the runtime makes for itself (the relay's and the dead letters'). They start from the broker
+ * settings every Kafka client of the service shares (all of its {@code kafka.*} configuration, so TLS and SASL set
+ * for the channels apply to them too), keep only what a producer understands, and lay over it what the outbox's
+ * guarantees need, which no setting may weaken: every replica acknowledges, and a retried send is written once.
+ */
+public final class KafkaClients {
+
+    private KafkaClients() {
+    }
+
+    public static Properties producerConfig(Map<String, ?> broker, String clientId) {
+        Properties p = new Properties();
+        broker.forEach((name, value) -> {
+            if (value != null && ProducerConfig.configNames().contains(name)) {
+                p.put(name, value.toString());
+            }
+        });
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        return p;
+    }
+}
