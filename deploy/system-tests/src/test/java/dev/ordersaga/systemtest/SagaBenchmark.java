@@ -226,12 +226,8 @@ final class SagaBenchmark {
     // --- resources
 
     private static long commits() throws Exception {
-        try (Connection c = TestStack.connect("postgres"); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT sum(xact_commit) FROM pg_stat_database WHERE datname IN "
-                     + "('order_db', 'inventory_db', 'payment_db', 'shipping_db')")) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        return count("postgres", "SELECT sum(xact_commit) FROM pg_stat_database WHERE datname IN "
+                + "('order_db', 'inventory_db', 'payment_db', 'shipping_db')");
     }
 
     /**
@@ -239,9 +235,13 @@ final class SagaBenchmark {
      * this run and count against it, so the summary says so.
      */
     private static long unfinishedOrders() throws Exception {
-        try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT count(*) FROM orders WHERE status NOT IN ('CONFIRMED', 'CANCELLED') "
-                     + "AND waiting_reason IS NULL")) {
+        return count("order_db", "SELECT count(*) FROM orders WHERE status NOT IN ('CONFIRMED', 'CANCELLED') "
+                + "AND waiting_reason IS NULL");
+    }
+
+    private static long count(String database, String sql) throws Exception {
+        try (Connection c = TestStack.connect(database); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
         }
