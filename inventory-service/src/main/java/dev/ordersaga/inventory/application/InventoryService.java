@@ -51,7 +51,7 @@ public class InventoryService {
     public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
         UUID orderId = event.orderId();
         // one row per applied OrderCreated: the proof that a redelivered event took effect once
-        sightings.persist(new OrderSighting(orderId, event.eventId(), event.correlationId()));
+        sightings.append(new OrderSighting(orderId, event.eventId(), event.correlationId()));
         Optional<Reservation> existing = reservations.findByIdOptional(orderId);
         if (existing.isPresent()) {
             LOG.infof("Order %s already has a reservation (%s): OrderCreated %s not acted on", orderId,

@@ -51,4 +51,12 @@ public class OrderSighting {
     public UUID eventId() {
         return eventId;
     }
+
+    public String correlationId() {
+        return correlationId;
+    }
+
+    public Instant seenAt() {
+        return seenAt;
+    }
 }

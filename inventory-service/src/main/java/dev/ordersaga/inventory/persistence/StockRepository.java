@@ -8,25 +8,27 @@ import jakarta.persistence.LockModeType;
 import java.util.Collection;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 @ApplicationScoped
 public class StockRepository implements PanacheRepositoryBase<Stock, String> {
 
     /**
-     * Locks the stock rows of the given SKUs (SELECT ... ORDER BY sku FOR UPDATE) for the rest of the transaction.
-     * PostgreSQL takes the row locks after the sort, so every transaction locks in SKU order and two orders that
-     * share SKUs queue up instead of deadlocking. (Hibernate writes PESSIMISTIC_WRITE as FOR NO KEY UPDATE on
-     * PostgreSQL: it conflicts with itself just as FOR UPDATE does.) SKUs without a row are absent from the map.
+     * Locks the stock rows of the given SKUs for the rest of the transaction, one primary-key lookup per SKU in
+     * SKU order: every transaction locks in the same order, so two orders that share SKUs queue up instead of
+     * deadlocking. (A single {@code sku in (...)} query would lock as well, but Hibernate translates a query with
+     * a list parameter anew on every call, which cost a tenth of this service's CPU under load; a lookup by id is
+     * prepared once. Hibernate writes PESSIMISTIC_WRITE as FOR NO KEY UPDATE on PostgreSQL: it conflicts with
+     * itself just as FOR UPDATE does.) SKUs without a row are absent from the map.
      */
     public Map<String, Stock> lockAll(Collection<String> skus) {
         Map<String, Stock> locked = new TreeMap<>();
-        if (skus.isEmpty()) {
-            return locked;
+        for (String sku : new TreeSet<>(skus)) {
+            Stock stock = findById(sku, LockModeType.PESSIMISTIC_WRITE);
+            if (stock != null) {
+                locked.put(sku, stock);
+            }
         }
-        find("sku in ?1 order by sku", skus.stream().distinct().sorted().toList())
-                .withLock(LockModeType.PESSIMISTIC_WRITE)
-                .list()
-                .forEach(stock -> locked.put(stock.sku(), stock));
         return locked;
     }
 

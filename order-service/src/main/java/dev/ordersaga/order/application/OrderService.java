@@ -147,7 +147,7 @@ public class OrderService {
             record.note("late: the order was " + before + "; the producer undoes its own step");
             LOG.infof("Late %s for order %s in %s: recorded, the order does not move", event.type(), order.id(), before);
         }
-        timeline.persist(record);
+        timeline.append(record);
         next.ifPresent(e -> publish(order, e));
         if (order.status() != before) {
             LOG.infof("Order %s: %s -> %s on %s", order.id(), before, order.status(), event.type());
@@ -156,7 +156,7 @@ public class OrderService {
 
     private void publish(Order order, OrderEvent event) {
         EventEnvelope<OrderEvent> envelope = outbox.publish(order.id(), event);
-        timeline.persist(new SagaEventRecord(envelope.eventId(), order.id(), envelope.type(), "order",
+        timeline.append(new SagaEventRecord(envelope.eventId(), order.id(), envelope.type(), "order",
                 envelope.occurredAt(), envelope.correlationId(), envelope.causationId()));
         switch (envelope.type()) {
             case "OrderConfirmed" -> meters.counter("saga.orders.finished", "status", "CONFIRMED").increment();
