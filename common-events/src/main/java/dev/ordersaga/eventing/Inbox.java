@@ -5,11 +5,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
-import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
-
 /**
  * The ids of the events this service has applied. Claiming an id happens in the handler's transaction: if the
  * handler rolls back, so does the claim, and the redelivered event is applied then.
@@ -23,7 +18,7 @@ public class Inbox {
             ON CONFLICT (event_id) DO NOTHING""";
 
     @Inject
-    DataSource dataSource;
+    TransactionalWrites writes;
 
     /**
      * @return true if this is the first delivery of the event; false if it was applied before (or is being applied
@@ -31,16 +26,12 @@ public class Inbox {
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public boolean claim(EventEnvelope<?> envelope, String topic) {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement claim = connection.prepareStatement(CLAIM)) {
+        return writes.write(CLAIM, claim -> {
             claim.setObject(1, envelope.eventId());
             claim.setString(2, envelope.type());
             claim.setString(3, topic);
             claim.setObject(4, envelope.orderId());
             claim.setString(5, envelope.correlationId());
-            return claim.executeUpdate() == 1;
-        } catch (SQLException e) {
-            throw new EventStoreException("could not record event " + envelope.eventId() + " in the inbox", e);
-        }
+        }, () -> "record event " + envelope.eventId() + " in the inbox") == 1;
     }
 }

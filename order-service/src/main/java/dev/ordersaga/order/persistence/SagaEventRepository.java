@@ -1,6 +1,6 @@
 package dev.ordersaga.order.persistence;
 
-import dev.ordersaga.eventing.EventStoreException;
+import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.order.domain.SagaEventRecord;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import io.quarkus.panache.common.Sort;
@@ -8,10 +8,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
-import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.util.List;
@@ -25,9 +21,8 @@ public class SagaEventRepository implements PanacheRepositoryBase<SagaEventRecor
                                     causation_id, note)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
-    /** The pool enlists its connections in the caller's JTA transaction: the one the order itself flushes into. */
     @Inject
-    DataSource dataSource;
+    TransactionalWrites writes;
 
     /**
      * Adds an entry in the caller's transaction. The timeline is append-only and never read back in the
@@ -37,8 +32,7 @@ public class SagaEventRepository implements PanacheRepositoryBase<SagaEventRecor
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public void append(SagaEventRecord entry) {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement insert = connection.prepareStatement(INSERT)) {
+        writes.write(INSERT, insert -> {
             insert.setObject(1, entry.eventId());
             insert.setObject(2, entry.orderId());
             insert.setString(3, entry.type());
@@ -52,11 +46,7 @@ public class SagaEventRepository implements PanacheRepositoryBase<SagaEventRecor
                 insert.setObject(8, entry.causationId());
             }
             insert.setString(9, entry.note());
-            insert.executeUpdate();
-        } catch (SQLException e) {
-            throw new EventStoreException("could not note " + entry.type() + " in the timeline of order "
-                    + entry.orderId(), e);
-        }
+        }, () -> "note " + entry.type() + " in the timeline of order " + entry.orderId());
     }
 
     /** In the order the events happened; events of one instant in the order they were recorded. */
