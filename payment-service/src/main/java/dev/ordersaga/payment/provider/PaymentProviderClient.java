@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.ordersaga.work.ProviderHttp;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -13,12 +14,7 @@ import org.jboss.logging.Logger;
 
 import java.io.IOException;
 import java.math.BigDecimal;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -74,14 +70,11 @@ public class PaymentProviderClient {
     @ConfigProperty(name = "payment.provider.timeout", defaultValue = "1s")
     Duration timeout;
 
-    private HttpClient http;
+    private ProviderHttp http;
 
     @PostConstruct
     void init() {
-        http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(timeout)
-                .build();
+        http = new ProviderHttp(baseUrl, timeout);
     }
 
     /** POST /v1/charges. */
@@ -171,35 +164,21 @@ public class PaymentProviderClient {
     }
 
     private Answer send(String method, String path, String idempotencyKey, Object body) throws NoAnswer {
-        URI uri = URI.create(stripSlash(baseUrl) + path);
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
-                .timeout(timeout)
-                .header("Accept", "application/json");
-        if (idempotencyKey != null) {
-            request.header("Idempotency-Key", idempotencyKey);
-        }
-        if (body == null) {
-            request.method(method, HttpRequest.BodyPublishers.noBody());
-        } else {
-            request.header("Content-Type", "application/json")
-                    .method(method, HttpRequest.BodyPublishers.ofString(write(body)));
-        }
+        Map<String, String> headers = idempotencyKey == null ? Map.of() : Map.of("Idempotency-Key", idempotencyKey);
         long started = System.nanoTime();
-        HttpResponse<String> response;
+        ProviderHttp.Answer response;
         try {
-            response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (HttpTimeoutException e) {
+            response = http.exchange(method, path, headers, body == null ? null : write(body));
+        } catch (ProviderHttp.NoAnswerInTime e) {
             LOG.infof("%s %s: no answer within %d ms", method, path, timeout.toMillis());
             throw new NoAnswer("timeout after " + timeout.toMillis() + " ms");
         } catch (IOException e) {
             LOG.infof("%s %s: %s", method, path, e.toString());
             throw new NoAnswer("connection failed: " + e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new NoAnswer("interrupted");
         }
-        LOG.infof("%s %s -> %d in %d ms", method, path, response.statusCode(), (System.nanoTime() - started) / 1_000_000);
-        return new Answer(response.statusCode(), response.body(), parse(response.body()));
+        // the worker logs what the answer meant; the exchange itself is for debugging
+        LOG.debugf("%s %s -> %d in %d ms", method, path, response.status(), (System.nanoTime() - started) / 1_000_000);
+        return new Answer(response.status(), response.body(), parse(response.body()));
     }
 
     private String write(Object body) {
@@ -219,9 +198,5 @@ public class PaymentProviderClient {
         } catch (JsonProcessingException e) {
             return null;
         }
-    }
-
-    private static String stripSlash(String url) {
-        return url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
     }
 }

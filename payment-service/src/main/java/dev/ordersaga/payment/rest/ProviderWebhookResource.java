@@ -37,7 +37,8 @@ public class ProviderWebhookResource {
                 .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Unknown charge",
                         "no payment has the idempotency key '" + webhook.idempotencyKey() + "'"));
         try (Correlation.Scope ignored = Correlation.open(charge.correlationId(), charge.causedByEventId())) {
-            LOG.infof("Provider webhook %s for charge %s of order %s", webhook.type(), webhook.chargeId(), charge.orderId());
+            // PaymentService logs what the news changed, if anything
+            LOG.debugf("Provider webhook %s for charge %s of order %s", webhook.type(), webhook.chargeId(), charge.orderId());
             switch (webhook.type()) {
                 case ProviderWebhook.CHARGE_SUCCEEDED -> {
                     if (webhook.chargeId() == null || webhook.chargeId().isBlank()) {

@@ -5,27 +5,24 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.ordersaga.work.ProviderHttp;
+import dev.ordersaga.work.ProviderHttp.Answer;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import java.io.IOException;
-import java.net.ConnectException;
-import java.net.URI;
+import java.net.SocketTimeoutException;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 
 /**
- * The carrier's HTTP API, and nothing else: every call carries an idempotency key and ends within the configured
- * timeout. Answers are classified, never thrown: what to do with them is the caller's business.
+ * The carrier's HTTP API, and nothing else: every call carries an idempotency key and waits no longer than the
+ * configured timeout to connect, nor to read the answer ({@link ProviderHttp}). Answers are classified, never thrown:
+ * what to do with them is the caller's business.
  */
 @ApplicationScoped
 public class CarrierClient {
@@ -36,17 +33,14 @@ public class CarrierClient {
 
     private final String baseUrl;
     private final Duration timeout;
-    private final HttpClient http;
+    private final ProviderHttp http;
 
     @Inject
     public CarrierClient(@ConfigProperty(name = "shipping.carrier.url") String baseUrl,
                          @ConfigProperty(name = "shipping.carrier.timeout") Duration timeout) {
         this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl").replaceAll("/+$", "");
         this.timeout = Objects.requireNonNull(timeout, "timeout");
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(timeout)
-                .build();
+        this.http = new ProviderHttp(this.baseUrl, timeout);
     }
 
     /** The parcel's destination, in the carrier's terms. */
@@ -102,15 +96,13 @@ public class CarrierClient {
     /** POST /v1/shipments with {@code Idempotency-Key: <idempotencyKey>}. */
     public CreateResult create(String idempotencyKey, String reference, Destination destination) {
         String body = write(Map.of("reference", reference, "address", destination));
-        HttpResponse<String> response;
+        Answer response;
         try {
-            response = send(HttpRequest.newBuilder(uri("/v1/shipments"))
-                    .header("Idempotency-Key", idempotencyKey)
-                    .POST(HttpRequest.BodyPublishers.ofString(body)));
+            response = http.exchange("POST", "/v1/shipments", Map.of("Idempotency-Key", idempotencyKey), body);
         } catch (IOException e) {
-            return new Unavailable(failure(e), !neverSent(e));
+            return new Unavailable(failure(e), !(e instanceof ProviderHttp.NotConnected));
         }
-        int status = response.statusCode();
+        int status = response.status();
         if (status == 200 || status == 201) {
             String carrierId = field(response.body(), "shipmentId");
             return carrierId == null
@@ -128,13 +120,13 @@ public class CarrierClient {
 
     /** GET /v1/shipments/{idempotencyKey}: the shipment an earlier create call made, if any. */
     public LookupResult find(String idempotencyKey) {
-        HttpResponse<String> response;
+        Answer response;
         try {
-            response = send(HttpRequest.newBuilder(uri("/v1/shipments/" + encode(idempotencyKey))).GET());
+            response = http.exchange("GET", "/v1/shipments/" + encode(idempotencyKey), Map.of(), null);
         } catch (IOException e) {
             return new LookupFailed(failure(e));
         }
-        int status = response.statusCode();
+        int status = response.status();
         if (status == 200) {
             String carrierId = field(response.body(), "shipmentId");
             return carrierId == null
@@ -149,15 +141,14 @@ public class CarrierClient {
 
     /** POST /v1/shipments/{carrierShipmentId}/cancel with {@code Idempotency-Key: <idempotencyKey>}. */
     public CancelResult cancel(String carrierShipmentId, String idempotencyKey) {
-        HttpResponse<String> response;
+        Answer response;
         try {
-            response = send(HttpRequest.newBuilder(uri("/v1/shipments/" + encode(carrierShipmentId) + "/cancel"))
-                    .header("Idempotency-Key", idempotencyKey)
-                    .POST(HttpRequest.BodyPublishers.noBody()));
+            response = http.exchange("POST", "/v1/shipments/" + encode(carrierShipmentId) + "/cancel",
+                    Map.of("Idempotency-Key", idempotencyKey), "");
         } catch (IOException e) {
             return new CancelFailed(failure(e));
         }
-        int status = response.statusCode();
+        int status = response.status();
         if (status == 200 || status == 201) {
             return new Cancelled();
         }
@@ -167,33 +158,11 @@ public class CarrierClient {
         return new CancelFailed("carrier answered " + status + describe(response.body()));
     }
 
-    private HttpResponse<String> send(HttpRequest.Builder request) throws IOException {
-        try {
-            return http.send(request.timeout(timeout)
-                            .header("Content-Type", "application/json")
-                            .header("Accept", "application/json")
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while waiting for the carrier", e);
-        }
-    }
-
-    /** The request never reached the carrier: no connection was made. */
-    private static boolean neverSent(IOException e) {
-        return e instanceof ConnectException || e instanceof HttpConnectTimeoutException;
-    }
-
-    private URI uri(String path) {
-        return URI.create(baseUrl + path);
-    }
-
     private String failure(IOException e) {
-        if (e instanceof HttpConnectTimeoutException) {
+        if (e instanceof ProviderHttp.NotConnected && e.getCause() instanceof SocketTimeoutException) {
             return "no connection to the carrier within " + timeout.toMillis() + " ms";
         }
-        if (e instanceof HttpTimeoutException) {
+        if (e instanceof ProviderHttp.NoAnswerInTime) {
             return "no answer from the carrier within " + timeout.toMillis() + " ms";
         }
         return "carrier unreachable: " + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage());

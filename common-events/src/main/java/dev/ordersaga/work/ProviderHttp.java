@@ -1,0 +1,112 @@
+package dev.ordersaga.work;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One HTTP/1.1 exchange with an external provider, made on the calling thread: the {@link ProviderCalls} workers
+ * block on their call anyway, and the JDK's asynchronous {@code HttpClient} spent about as much CPU handing each
+ * small request between its own threads as the rest of the call did (async-profiler, payment and shipping at
+ * saturation). Connections are kept alive and reused by the JDK's keep-alive cache.
+ *
+ * <p>A failure says whether the request can have reached the provider: {@link NotConnected} means it certainly did
+ * not (no connection was made), any other {@link IOException} (a {@link NoAnswerInTime}, a connection reset) means it
+ * may have. The timeout bounds the connect and every read on its own, so a call that connects slowly and then answers
+ * slowly may take up to about twice the timeout.
+ */
+public final class ProviderHttp {
+
+    /** A status and the body that came with it (empty when there was none). */
+    public record Answer(int status, String body) {
+    }
+
+    /** No connection was made: the request never left this process. */
+    public static final class NotConnected extends IOException {
+        NotConnected(IOException cause) {
+            super(cause.toString(), cause);
+        }
+    }
+
+    /** Connected and sent, but no answer came within the timeout: the provider may have acted on the request. */
+    public static final class NoAnswerInTime extends IOException {
+        NoAnswerInTime(SocketTimeoutException cause) {
+            super(cause.getMessage(), cause);
+        }
+    }
+
+    private final String baseUrl;
+    private final int timeoutMillis;
+
+    /**
+     * @param baseUrl the provider's root, with or without a trailing slash
+     * @param timeout the longest wait for a connection, and for each read of the answer
+     */
+    public ProviderHttp(String baseUrl, Duration timeout) {
+        this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl").replaceAll("/+$", "");
+        this.timeoutMillis = Math.toIntExact(Math.max(1, Objects.requireNonNull(timeout, "timeout").toMillis()));
+    }
+
+    /**
+     * @param path     from the provider's root, already encoded
+     * @param headers  request headers (Accept and Content-Type are set here)
+     * @param jsonBody the JSON request body, or null for none
+     */
+    public Answer exchange(String method, String path, Map<String, String> headers, String jsonBody) throws IOException {
+        HttpURLConnection connection = (HttpURLConnection) URI.create(baseUrl + path).toURL().openConnection(Proxy.NO_PROXY);
+        boolean answered = false;
+        try {
+            connection.setRequestMethod(method);
+            connection.setConnectTimeout(timeoutMillis);
+            connection.setReadTimeout(timeoutMillis);
+            connection.setUseCaches(false);
+            connection.setInstanceFollowRedirects(false);
+            connection.setRequestProperty("Accept", "application/json");
+            headers.forEach(connection::setRequestProperty);
+            if (jsonBody != null) {
+                connection.setRequestProperty("Content-Type", "application/json");
+                connection.setDoOutput(true);
+            }
+            connect(connection);
+            if (jsonBody != null) {
+                // not in streaming mode: the body is buffered, so a kept-alive connection the provider had closed
+                // is replaced and the request sent again (safe: every call carries an idempotency key)
+                try (OutputStream out = connection.getOutputStream()) {
+                    out.write(jsonBody.getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            int status = connection.getResponseCode();
+            String body;
+            try (InputStream in = status >= 400 ? connection.getErrorStream() : connection.getInputStream()) {
+                // read to the end: only then does the connection go back to the keep-alive cache
+                body = in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            }
+            answered = true;
+            return new Answer(status, body);
+        } catch (SocketTimeoutException e) {
+            throw new NoAnswerInTime(e);
+        } finally {
+            if (!answered) {
+                // a late answer must never be read as the answer to the next request on this connection
+                connection.disconnect();
+            }
+        }
+    }
+
+    private static void connect(HttpURLConnection connection) throws NotConnected {
+        try {
+            // refused, unreachable, unknown host or timed out: nothing was sent yet
+            connection.connect();
+        } catch (IOException e) {
+            throw new NotConnected(e);
+        }
+    }
+}

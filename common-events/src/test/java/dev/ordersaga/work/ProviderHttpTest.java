@@ -1,0 +1,124 @@
+package dev.ordersaga.work;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ProviderHttpTest {
+
+    private HttpServer server;
+    private final List<String> seen = new CopyOnWriteArrayList<>();
+    private final List<Integer> clientPorts = new CopyOnWriteArrayList<>();
+    private final CountDownLatch release = new CountDownLatch(1);
+
+    @BeforeEach
+    void start() throws IOException {
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.setExecutor(Executors.newCachedThreadPool());
+        server.createContext("/echo", exchange -> {
+            String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            seen.add(exchange.getRequestMethod() + " " + exchange.getRequestHeaders().getFirst("Idempotency-Key")
+                    + " " + exchange.getRequestHeaders().getFirst("Content-Type") + " " + body);
+            clientPorts.add(exchange.getRemoteAddress().getPort());
+            answer(exchange, 201, "{\"echo\":" + (body.isEmpty() ? "null" : body) + "}");
+        });
+        server.createContext("/refuse", exchange -> answer(exchange, 422, "{\"reason\":\"no\"}"));
+        server.createContext("/slow", exchange -> {
+            try {
+                release.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            answer(exchange, 200, "{\"late\":true}");
+        });
+        server.start();
+    }
+
+    @AfterEach
+    void stop() {
+        release.countDown();
+        server.stop(0);
+    }
+
+    @Test
+    void sendsTheBodyAndHeadersAndReadsTheAnswer() throws IOException {
+        ProviderHttp http = new ProviderHttp(baseUrl() + "/", Duration.ofSeconds(2));
+
+        ProviderHttp.Answer answer = http.exchange("POST", "/echo", Map.of("Idempotency-Key", "key-1"), "{\"a\":1}");
+
+        assertThat(answer).isEqualTo(new ProviderHttp.Answer(201, "{\"echo\":{\"a\":1}}"));
+        assertThat(seen).containsExactly("POST key-1 application/json {\"a\":1}");
+    }
+
+    @Test
+    void anErrorStatusIsAnAnswerWithItsBody() throws IOException {
+        ProviderHttp http = new ProviderHttp(baseUrl(), Duration.ofSeconds(2));
+
+        assertThat(http.exchange("GET", "/refuse", Map.of(), null)).isEqualTo(new ProviderHttp.Answer(422, "{\"reason\":\"no\"}"));
+    }
+
+    @Test
+    void callsReuseOneKeptAliveConnection() throws IOException {
+        ProviderHttp http = new ProviderHttp(baseUrl(), Duration.ofSeconds(2));
+
+        for (int i = 0; i < 5; i++) {
+            assertThat(http.exchange("GET", "/echo", Map.of(), null).status()).isEqualTo(201);
+        }
+
+        assertThat(clientPorts).hasSize(5).containsOnly(clientPorts.get(0));
+    }
+
+    @Test
+    void aSlowProviderIsNoAnswerInTimeAndItsLateAnswerIsNeverTakenForTheNextOne() throws IOException {
+        ProviderHttp http = new ProviderHttp(baseUrl(), Duration.ofMillis(300));
+
+        assertThatThrownBy(() -> http.exchange("POST", "/slow", Map.of("Idempotency-Key", "k"), "{}"))
+                .isInstanceOf(ProviderHttp.NoAnswerInTime.class);
+        release.countDown();
+
+        assertThat(http.exchange("POST", "/echo", Map.of(), "{\"n\":2}")).isEqualTo(new ProviderHttp.Answer(201, "{\"echo\":{\"n\":2}}"));
+    }
+
+    @Test
+    void aProviderNotListeningIsNotConnected() throws IOException {
+        int freePort;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            freePort = socket.getLocalPort();
+        }
+        ProviderHttp http = new ProviderHttp("http://127.0.0.1:" + freePort, Duration.ofSeconds(1));
+
+        assertThatThrownBy(() -> http.exchange("POST", "/echo", Map.of(), "{}")).isInstanceOf(ProviderHttp.NotConnected.class);
+    }
+
+    private String baseUrl() {
+        return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    private static void answer(HttpExchange exchange, int status, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", "application/json");
+        exchange.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+}
