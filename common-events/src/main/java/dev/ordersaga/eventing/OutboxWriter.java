@@ -24,10 +24,14 @@ import java.util.UUID;
 @ApplicationScoped
 public class OutboxWriter {
 
-    private static final String INSERT = """
+    /**
+     * Two statements in one: the driver sends both and waits for the server once. A single statement could not do
+     * it: a data-modifying CTE's DELETE does not see the rows its sibling INSERT adds.
+     */
+    private static final String INSERT_THEN_DELETE = """
             INSERT INTO outbox (id, aggregate_type, aggregate_id, type, payload, correlation_id, causation_id, occurred_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)""";
-    private static final String DELETE = "DELETE FROM outbox WHERE id = ?";
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+            DELETE FROM outbox WHERE id = ?""";
 
     /** The pool enlists its connections in the caller's JTA transaction: the same one the entities flush into. */
     @Inject
@@ -44,23 +48,21 @@ public class OutboxWriter {
                 .orElseThrow(() -> new IllegalStateException("no correlation scope open for " + event.getClass().getSimpleName()));
         EventEnvelope<E> envelope = EventEnvelope.of(orderId, context.correlationId(), context.causationId(), event);
         try (Connection connection = dataSource.getConnection();
-             PreparedStatement insert = connection.prepareStatement(INSERT);
-             PreparedStatement delete = connection.prepareStatement(DELETE)) {
-            insert.setObject(1, envelope.eventId());
-            insert.setString(2, envelope.topic());
-            insert.setString(3, orderId.toString());
-            insert.setString(4, envelope.type());
-            insert.setString(5, EventCodec.encode(envelope));
-            insert.setString(6, envelope.correlationId());
+             PreparedStatement statement = connection.prepareStatement(INSERT_THEN_DELETE)) {
+            statement.setObject(1, envelope.eventId());
+            statement.setString(2, envelope.topic());
+            statement.setString(3, orderId.toString());
+            statement.setString(4, envelope.type());
+            statement.setString(5, EventCodec.encode(envelope));
+            statement.setString(6, envelope.correlationId());
             if (envelope.causationId() == null) {
-                insert.setNull(7, Types.VARCHAR);
+                statement.setNull(7, Types.VARCHAR);
             } else {
-                insert.setString(7, envelope.causationId().toString());
+                statement.setString(7, envelope.causationId().toString());
             }
-            insert.setTimestamp(8, Timestamp.from(envelope.occurredAt()));
-            insert.executeUpdate();
-            delete.setObject(1, envelope.eventId());
-            delete.executeUpdate();
+            statement.setTimestamp(8, Timestamp.from(envelope.occurredAt()));
+            statement.setObject(9, envelope.eventId());
+            statement.execute();
         } catch (SQLException e) {
             throw new EventStoreException("could not write " + envelope.type() + " for order " + orderId, e);
         }
