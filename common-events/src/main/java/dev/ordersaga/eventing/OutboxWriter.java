@@ -7,10 +7,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
-import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.util.UUID;
@@ -33,9 +29,8 @@ public class OutboxWriter {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?);
             DELETE FROM outbox WHERE id = ?""";
 
-    /** The pool enlists its connections in the caller's JTA transaction: the same one the entities flush into. */
     @Inject
-    DataSource dataSource;
+    TransactionalWrites writes;
 
     /**
      * @throws jakarta.transaction.TransactionalException if there is no transaction: an event without its state
@@ -47,8 +42,7 @@ public class OutboxWriter {
         Correlation.Context context = Correlation.current()
                 .orElseThrow(() -> new IllegalStateException("no correlation scope open for " + event.getClass().getSimpleName()));
         EventEnvelope<E> envelope = EventEnvelope.of(orderId, context.correlationId(), context.causationId(), event);
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement statement = connection.prepareStatement(INSERT_THEN_DELETE)) {
+        writes.write(INSERT_THEN_DELETE, statement -> {
             statement.setObject(1, envelope.eventId());
             statement.setString(2, envelope.topic());
             statement.setString(3, orderId.toString());
@@ -62,10 +56,7 @@ public class OutboxWriter {
             }
             statement.setTimestamp(8, Timestamp.from(envelope.occurredAt()));
             statement.setObject(9, envelope.eventId());
-            statement.execute();
-        } catch (SQLException e) {
-            throw new EventStoreException("could not write " + envelope.type() + " for order " + orderId, e);
-        }
+        }, () -> "write " + envelope.type() + " for order " + orderId);
         return envelope;
     }
 }

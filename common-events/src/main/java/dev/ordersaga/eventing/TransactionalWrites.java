@@ -12,7 +12,7 @@ import java.util.function.Supplier;
 
 /**
  * One plain SQL write in the caller's transaction, for the rows a hot path writes and never reads back (inbox
- * claims, timeline entries): through the pool's connection, which the pool enlists in the caller's JTA transaction
+ * claims, outbox rows, timeline entries): through the pool's connection, which the pool enlists in the caller's JTA transaction
  * (the one the entities flush into), without Hibernate's persist machinery around it.
  */
 @ApplicationScoped
