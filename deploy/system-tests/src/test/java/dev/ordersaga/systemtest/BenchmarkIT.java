@@ -35,6 +35,8 @@ class BenchmarkIT {
         assertThat(figures.at("/openLoop/postToConfirmedMillis/p99").isNumber()).isTrue();
         assertThat(figures.at("/commitToConsumerMillis/p50").isNumber()).isTrue();
         assertThat(figures.at("/databaseCommitsPerSaga").asDouble()).isPositive();
+        assertThat(figures.at("/openLoop/databaseCommitsPerSaga").asDouble()).isPositive();
+        assertThat(figures.at("/openLoop/cpuSecondsPerSaga").asDouble()).isPositive();
         assertThat(figures.at("/physicalLimit/sagasPerSecond").asDouble()).isPositive();
         assertThat(Files.size(out.resolve("latency.png"))).isPositive();
         assertThat(Files.readString(out.resolve("summary.txt"))).contains("confirmed sagas/s");

@@ -81,17 +81,21 @@ final class SagaBenchmark {
         long commitsPerSagaTotal = commits() - commitsBefore;
         Map<String, Long> cpuAfter = cpuTicks();
         Map<String, Map<String, Double>> rowsPerSaga = perSaga(rowsBefore, settledTableActivity(rowsBefore), saturation.size());
-        double cpuSeconds = 0;
-        Map<String, Double> cpuByProcess = new LinkedHashMap<>();
-        for (var e : cpuAfter.entrySet()) {
-            double s = (e.getValue() - cpuBefore.getOrDefault(e.getKey(), 0L)) / 100.0;
-            cpuByProcess.merge(e.getKey().replaceAll("#\\d+$", ""), s, Double::sum);
-            cpuSeconds += s;
-        }
+        Map<String, Double> cpuByProcess = cpuSecondsByProcess(cpuBefore, cpuAfter);
+        double cpuSeconds = cpuByProcess.values().stream().mapToDouble(Double::doubleValue).sum();
 
+        // the same figures for the open loop: there a poll carries about one event, so every cost paid per poll,
+        // transaction and publish is paid per event; these say how much that costs against saturation's batches
         double rate = settings.openLoopRate() > 0 ? settings.openLoopRate() : Math.max(1, throughput / 2);
+        long openCommitsBefore = commits();
+        Map<String, Long> openCpuBefore = cpuTicks();
+        long o0 = System.nanoTime();
         List<Sent> open = sendOpenLoop(rate, settings.openLoopSeconds());
         Map<UUID, Instant> confirmedAt = confirmAll(open, Duration.ofMinutes(10));
+        double openSeconds = (System.nanoTime() - o0) / 1e9;
+        double openCpuSeconds = cpuSecondsByProcess(openCpuBefore, cpuTicks()).values().stream()
+                .mapToDouble(Double::doubleValue).sum();
+        long openCommits = commits() - openCommitsBefore;
         List<Double> latencies = new ArrayList<>();
         for (Sent s : open) {
             latencies.add(Duration.between(s.sentAt(), confirmedAt.get(s.orderId())).toNanos() / 1e6);
@@ -112,7 +116,10 @@ final class SagaBenchmark {
         r.put("saturation", Map.of("orders", saturation.size(), "concurrency", settings.concurrency(),
                 "seconds", round(seconds), "confirmedSagasPerSecond", round(throughput)));
         r.put("openLoop", Map.of("ratePerSecond", round(rate), "seconds", settings.openLoopSeconds(), "orders", open.size(),
-                "postToConfirmedMillis", percentiles(latencies)));
+                "postToConfirmedMillis", percentiles(latencies),
+                "databaseCommitsPerSaga", round((double) openCommits / open.size()),
+                "cpuSecondsPerSaga", round(openCpuSeconds / open.size()),
+                "coresBusy", round(openCpuSeconds / openSeconds)));
         r.put("commitToConsumerMillis", percentiles(relayLatencies));
         r.put("databaseCommitsPerSaga", round(commitsPerSaga));
         r.put("tableActivityPerSaga", rowsPerSaga);
@@ -348,6 +355,16 @@ final class SagaBenchmark {
         return ticks;
     }
 
+    /** CPU seconds between two {@link #cpuTicks()} readings, PostgreSQL's processes summed under one name. */
+    private static Map<String, Double> cpuSecondsByProcess(Map<String, Long> before, Map<String, Long> after) {
+        Map<String, Double> seconds = new LinkedHashMap<>();
+        for (var e : after.entrySet()) {
+            double s = (e.getValue() - before.getOrDefault(e.getKey(), 0L)) / 100.0;
+            seconds.merge(e.getKey().replaceAll("#\\d+$", ""), s, Double::sum);
+        }
+        return seconds;
+    }
+
     private Map<String, Long> peakMemory() throws IOException {
         Map<String, Long> mib = new LinkedHashMap<>();
         long postgres = 0;
@@ -500,13 +517,15 @@ final class SagaBenchmark {
                 order-saga benchmark (%s; PostgreSQL durable: %s; services %s)
                   saturation: %s confirmed sagas/s (%s orders, %s clients)
                   POST -> CONFIRMED at %s orders/s (open loop, %s s): %s ms
+                    open loop per saga: %s database commits, %s CPU seconds; %s cores busy
                   commit -> consumer: %s ms
-                  per saga: %s database commits, %s CPU seconds
+                  per saga at saturation: %s database commits, %s CPU seconds
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
                   rows per saga, by table (saturation phase):
                 %s""".formatted(r.get("machine"), r.get("postgresDurable"), r.get("services"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
                 sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("postToConfirmedMillis"),
+                open.get("databaseCommitsPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
                 r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
                 r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
                 limit.get("sagasPerSecond"), limit.get("ourRatio"), activity);
