@@ -77,9 +77,10 @@ public class OrderService {
         return new Placement(placed.order(), false);
     }
 
+    /** The order with its items. */
     @Transactional
     public Optional<Order> find(UUID id) {
-        return orders.findByIdOptional(id);
+        return orders.findWithItems(id);
     }
 
     /**
@@ -102,7 +103,7 @@ public class OrderService {
         Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
         publish(order, order.startCompensation("cancelled by the customer", "customer"));
         LOG.infof("Order %s cancelled by the customer: compensating", orderId);
-        return order;
+        return withItems(order);
     }
 
     /** An operator cancels: full compensation (release, refund, cancel shipment), recorded with who and when. */
@@ -113,7 +114,7 @@ public class OrderService {
         publish(order, order.startCompensation(why, "operator:" + operator));
         operatorActions.persist(new OperatorAction(orderId, "cancel", operator, why));
         LOG.warnf("Order %s cancelled by operator %s: compensating", orderId, operator);
-        return order;
+        return withItems(order);
     }
 
     /** An operator sends an order that waits for the carrier back to shipping. */
@@ -124,7 +125,7 @@ public class OrderService {
         publish(order, order.requestShipmentRetry("operator:" + operator));
         operatorActions.persist(new OperatorAction(orderId, "retry-shipping", operator, waitedFor));
         LOG.warnf("Order %s: operator %s asked shipping to try the carrier again", orderId, operator);
-        return order;
+        return withItems(order);
     }
 
     /**
@@ -152,6 +153,11 @@ public class OrderService {
         if (order.status() != before) {
             LOG.infof("Order %s: %s -> %s on %s", order.id(), before, order.status(), event.type());
         }
+    }
+
+    /** The locked read left the items unread; the answer to a command shows them. */
+    private Order withItems(Order order) {
+        return orders.findWithItems(order.id()).orElseThrow();
     }
 
     private void publish(Order order, OrderEvent event) {

@@ -53,7 +53,9 @@ public class Order {
     @Column(nullable = false)
     private OrderStatus status;
 
-    @ElementCollection(fetch = FetchType.EAGER)
+    // lazy: the facts of the saga never read the items, and PostgreSQL cannot lock a row read with an outer join,
+    // so an eager join would cost every locked read a second query (OrderRepository#findForUpdate)
+    @ElementCollection(fetch = FetchType.LAZY)
     @CollectionTable(name = "order_item", joinColumns = @JoinColumn(name = "order_id"))
     @OrderColumn(name = "line_no")
     private List<OrderItem> items = new ArrayList<>();
