@@ -237,7 +237,9 @@ public class PaymentService {
         } catch (IllegalArgumentException e) {
             return Optional.empty();
         }
-        return payments.findByIdOptional(paymentId)
+        // locked already: the webhook's transaction goes on to record the outcome, and a payment read unlocked
+        // first would cost that a second query to lock its row
+        return payments.findByIdForUpdate(paymentId)
                 .map(p -> new ChargeRef(p.id(), p.orderId(), p.correlationId(), p.causedByEventId()));
     }
 
