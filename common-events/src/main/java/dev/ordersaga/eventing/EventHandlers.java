@@ -40,7 +40,11 @@ public final class EventHandlers {
     }
 
     public boolean handles(SagaEvent payload) {
-        return otherwise != null || byType.containsKey(payload.getClass());
+        return handles(payload.getClass());
+    }
+
+    public boolean handles(Class<? extends SagaEvent> type) {
+        return otherwise != null || byType.containsKey(type);
     }
 
     void dispatch(EventEnvelope<SagaEvent> event) {

@@ -2,6 +2,7 @@ package dev.ordersaga.eventing;
 
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.EventTypes;
 import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.events.MalformedEventException;
 import dev.ordersaga.events.UnknownEventTypeException;
@@ -16,9 +17,11 @@ import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -119,7 +122,11 @@ public class IncomingEvents {
     public void processAll(Iterable<ConsumerRecord<String, String>> records,
                            EventHandlers handlers) {
         List<ConsumerRecord<String, String>> batch = new ArrayList<>();
-        records.forEach(batch::add);
+        records.forEach(record -> {
+            if (!passedOver(record, handlers)) {
+                batch.add(record);
+            }
+        });
         if (batch.isEmpty()) {
             return;
         }
@@ -144,6 +151,22 @@ public class IncomingEvents {
             LOG.infof("A batch of %d messages was rolled back (%s); applying them one by one", batch.size(), e.toString());
         }
         batch.forEach(record -> process(record, handlers));
+    }
+
+    /**
+     * A kind of event no handler wants, told by the type header the relay copies from the outbox row: passed over
+     * before a transaction is begun or the value decoded. Payment and shipping hear OrderConfirmed on every saga, and
+     * at moderate load each such event would otherwise cost a transaction of its own. A record without the header,
+     * or with a type this build does not know, goes the long way ({@link #apply} decodes, skips or parks it).
+     */
+    static boolean passedOver(ConsumerRecord<String, String> record, EventHandlers handlers) {
+        Header type = record.headers().lastHeader(EventHeaders.EVENT_TYPE);
+        if (type == null || type.value() == null) {
+            return false;
+        }
+        return EventTypes.classOf(new String(type.value(), StandardCharsets.UTF_8))
+                .map(known -> !handlers.handles(known))
+                .orElse(false);
     }
 
     /**
