@@ -19,6 +19,6 @@ PG_DURABLE=1 deploy/stack.sh up
 ./mvnw -B -ntp -q install -DskipTests
 ./mvnw -B -ntp verify -pl deploy/system-tests -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test=BenchmarkIT -Dsaga.bench.warmup-orders="${3:-3000}" -Dsaga.bench.saturation-orders="${1:-2000}" \
-  -Dsaga.bench.concurrency=64 -Dsaga.bench.open-loop-seconds="${2:-60}" -Dsaga.bench.pgbench-seconds=30 \
+  -Dsaga.bench.concurrency=64 -Dsaga.bench.open-loop-warmup-seconds=15 -Dsaga.bench.open-loop-seconds="${2:-60}" -Dsaga.bench.pgbench-seconds=30 \
   "-Dsaga.service.jvm-options=${SAGA_JVM_OPTIONS:--Xmx512m -XX:TieredStopAtLevel=1}"
 cat deploy/system-tests/target/benchmark/summary.txt

@@ -24,6 +24,7 @@ class BenchmarkIT {
                 Integer.getInteger("saga.bench.saturation-orders", 100),
                 Integer.getInteger("saga.bench.concurrency", 16),
                 Double.parseDouble(System.getProperty("saga.bench.open-loop-rate", "0")),
+                Integer.getInteger("saga.bench.open-loop-warmup-seconds", 2),
                 Integer.getInteger("saga.bench.open-loop-seconds", 5),
                 Integer.getInteger("saga.bench.pgbench-seconds", 3),
                 out);
