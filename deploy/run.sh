@@ -52,10 +52,10 @@ for port in 9101 9102; do
   fi
 done
 # the outside world: a payment provider that calls payment-service back, and a carrier
-java -Xmx128m -jar deploy/sandboxes/target/sandboxes.jar payment --port 9101 \
+java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar payment --port 9101 \
   --webhook-url http://127.0.0.1:8083/webhooks/payment-provider > "$RUN_DIR/payment-provider-sandbox.log" 2>&1 &
 PIDS+=($!)
-java -Xmx128m -jar deploy/sandboxes/target/sandboxes.jar carrier --port 9102 > "$RUN_DIR/carrier-sandbox.log" 2>&1 &
+java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar carrier --port 9102 > "$RUN_DIR/carrier-sandbox.log" 2>&1 &
 PIDS+=($!)
 echo "started the sandboxes: payment provider on 127.0.0.1:9101, carrier on 127.0.0.1:9102"
 for entry in "${SERVICES[@]}"; do

@@ -120,9 +120,12 @@ final class ServiceProcess implements AutoCloseable {
         Path logs = Path.of("target", "system-test-logs");
         Files.createDirectories(logs);
         Path log = logs.resolve(instance + ".log");
+        // The sandboxes stand in for providers on machines of their own. With the JVM's default JIT their C2
+        // compiler threads took up to a third of a core in bursts, minutes into a benchmark, and every burst showed
+        // as a latency spike of the system under test; C1 alone and the serial collector keep them out of its way.
         List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m", "-jar",
-                jar.toAbsolutePath().toString()));
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m",
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", jar.toAbsolutePath().toString()));
         command.addAll(args);
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         STARTED.add(process);
