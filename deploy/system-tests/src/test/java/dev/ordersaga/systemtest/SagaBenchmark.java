@@ -410,7 +410,7 @@ final class SagaBenchmark {
                     long pid = Long.parseLong(dir.getFileName().toString());
                     if (comm.equals("postgres")) {
                         pids.put("postgres#" + pid, pid);
-                    } else if (cmdline.contains("kafka.Kafka")) {
+                    } else if (comm.equals("java") && cmdline.contains("kafka.Kafka")) {
                         pids.put("kafka", pid);
                     }
                 } catch (IOException gone) {
