@@ -5,6 +5,7 @@ import dev.ordersaga.events.SagaEvent;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
@@ -17,6 +18,7 @@ public final class EventHandlers {
 
     private final Map<Class<?>, BiConsumer<EventEnvelope<SagaEvent>, SagaEvent>> byType = new HashMap<>();
     private Consumer<EventEnvelope<SagaEvent>> otherwise;
+    private OptionalInt orderLockSpace = OptionalInt.empty();
 
     private EventHandlers() {
     }
@@ -37,6 +39,20 @@ public final class EventHandlers {
     public EventHandlers otherwise(Consumer<EventEnvelope<SagaEvent>> handler) {
         this.otherwise = handler;
         return this;
+    }
+
+    /**
+     * For handlers that begin by taking their order's advisory lock in this space
+     * ({@link TransactionalWrites#lockUntilCommit}): the lock is taken with the inbox claim, in the same statement,
+     * and the handler's own request for it costs nothing.
+     */
+    public EventHandlers lockingOrdersIn(int lockSpace) {
+        this.orderLockSpace = OptionalInt.of(lockSpace);
+        return this;
+    }
+
+    OptionalInt orderLockSpace() {
+        return orderLockSpace;
     }
 
     public boolean handles(SagaEvent payload) {

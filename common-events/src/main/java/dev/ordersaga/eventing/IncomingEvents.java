@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.OptionalInt;
 
 /**
  * The one way a consumer applies an event: decode, pass over a kind it has no handler for, open the saga's
@@ -212,7 +213,11 @@ public class IncomingEvents {
             return;
         }
         try (Correlation.Scope ignored = Correlation.open(envelope.correlationId(), envelope.eventId())) {
-            if (!inbox.claim(envelope, topic)) {
+            OptionalInt lockSpace = handlers.orderLockSpace();
+            boolean first = lockSpace.isPresent()
+                    ? inbox.claimUnderOrderLock(envelope, topic, lockSpace.getAsInt())
+                    : inbox.claim(envelope, topic);
+            if (!first) {
                 meters.counter("saga.inbox.duplicates", "topic", topic).increment();
                 LOG.infof("Duplicate %s %s for order %s skipped: already applied", envelope.type(), envelope.eventId(),
                         envelope.orderId());

@@ -10,6 +10,7 @@ import jakarta.transaction.Transactional;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.util.UUID;
+import java.util.function.Function;
 
 /**
  * Writes an event into the caller's transaction, so that the state change and its event commit or roll back
@@ -39,24 +40,38 @@ public class OutboxWriter {
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public <E extends SagaEvent> EventEnvelope<E> publish(UUID orderId, E event) {
+        return publish(orderId, event, null);
+    }
+
+    /**
+     * As {@link #publish(UUID, SagaEvent)}, and sends the writes {@code alongside} makes of the envelope (say, a
+     * timeline entry that names the event) in the same round trip as the outbox row.
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public <E extends SagaEvent> EventEnvelope<E> publish(UUID orderId, E event,
+                                                          Function<EventEnvelope<E>, TransactionalWrites.Write> alongside) {
         Correlation.Context context = Correlation.current()
                 .orElseThrow(() -> new IllegalStateException("no correlation scope open for " + event.getClass().getSimpleName()));
         EventEnvelope<E> envelope = EventEnvelope.of(orderId, context.correlationId(), context.causationId(), event);
-        writes.write(INSERT_THEN_DELETE, statement -> {
-            statement.setObject(1, envelope.eventId());
-            statement.setString(2, envelope.topic());
-            statement.setString(3, orderId.toString());
-            statement.setString(4, envelope.type());
-            statement.setString(5, EventCodec.encode(envelope));
-            statement.setString(6, envelope.correlationId());
+        TransactionalWrites.Write write = new TransactionalWrites.Write(INSERT_THEN_DELETE, 9, (statement, first) -> {
+            statement.setObject(first, envelope.eventId());
+            statement.setString(first + 1, envelope.topic());
+            statement.setString(first + 2, orderId.toString());
+            statement.setString(first + 3, envelope.type());
+            statement.setString(first + 4, EventCodec.encode(envelope));
+            statement.setString(first + 5, envelope.correlationId());
             if (envelope.causationId() == null) {
-                statement.setNull(7, Types.VARCHAR);
+                statement.setNull(first + 6, Types.VARCHAR);
             } else {
-                statement.setString(7, envelope.causationId().toString());
+                statement.setString(first + 6, envelope.causationId().toString());
             }
-            statement.setTimestamp(8, Timestamp.from(envelope.occurredAt()));
-            statement.setObject(9, envelope.eventId());
-        }, () -> "write " + envelope.type() + " for order " + orderId);
+            statement.setTimestamp(first + 7, Timestamp.from(envelope.occurredAt()));
+            statement.setObject(first + 8, envelope.eventId());
+        });
+        if (alongside != null) {
+            write = write.then(alongside.apply(envelope));
+        }
+        writes.write(write, () -> "write " + envelope.type() + " for order " + orderId);
         return envelope;
     }
 }

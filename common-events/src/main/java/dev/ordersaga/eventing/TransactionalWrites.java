@@ -2,6 +2,7 @@ package dev.ordersaga.eventing;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 
 import javax.sql.DataSource;
@@ -24,8 +25,35 @@ public class TransactionalWrites {
         void set(PreparedStatement statement) throws SQLException;
     }
 
+    /** Sets a statement's parameters from the given index on: the statement may be one of several sent together. */
+    @FunctionalInterface
+    public interface IndexedParameters {
+        void set(PreparedStatement statement, int first) throws SQLException;
+    }
+
+    /**
+     * One statement with its parameters. Writes joined with {@link #then} go to the database in one round trip: the
+     * driver sends the statements together and waits for the server once, and they succeed or fail with the caller's
+     * transaction like any other write.
+     */
+    public record Write(String sql, int parameterCount, IndexedParameters parameters) {
+
+        public Write then(Write next) {
+            int offset = parameterCount;
+            return new Write(sql + ";\n" + next.sql, parameterCount + next.parameterCount, (statement, first) -> {
+                parameters.set(statement, first);
+                next.parameters.set(statement, first + offset);
+            });
+        }
+    }
+
+    private static final String ADVISORY_XACT_LOCK = "SELECT pg_advisory_xact_lock(?, ?)";
+
     @Inject
     DataSource dataSource;
+
+    @Inject
+    TransactionSynchronizationRegistry transactions;
 
     /**
      * @param what names the write in the error, e.g. "note OrderCreated in the timeline of order …"
@@ -42,5 +70,54 @@ public class TransactionalWrites {
         } catch (SQLException e) {
             throw new EventStoreException("could not " + what.get(), e);
         }
+    }
+
+    /**
+     * Sends the write, or the writes joined into it, in one round trip.
+     *
+     * @return the number of rows the first statement wrote
+     * @throws EventStoreException if the database refused it: the transaction must roll back
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public int write(Write write, Supplier<String> what) {
+        return write(write.sql(), statement -> write.parameters().set(statement, 1), what);
+    }
+
+    /**
+     * Takes a transaction-scoped advisory lock (the two-key form, so it never meets the relay's one-key lock), held
+     * until the caller's transaction ends. Plain JDBC: through Hibernate a native query costs its parsing, its
+     * result mapping and an auto-flush, several times the statement itself, for a lock taken on every event.
+     *
+     * @throws EventStoreException if the database refused it: the transaction must roll back
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void lockUntilCommit(int space, int key, Supplier<String> what) {
+        if (heldUntilCommit(space, key)) {
+            return;
+        }
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement(ADVISORY_XACT_LOCK)) {
+            statement.setInt(1, space);
+            statement.setInt(2, key);
+            statement.execute();
+        } catch (SQLException e) {
+            throw new EventStoreException("could not " + what.get(), e);
+        }
+        noteHeldUntilCommit(space, key);
+    }
+
+    /**
+     * Notes that a statement of the caller's took the lock ({@link Inbox} does, with its claim), so that
+     * {@link #lockUntilCommit} need not ask the database again in this transaction.
+     */
+    void noteHeldUntilCommit(int space, int key) {
+        transactions.putResource(new AdvisoryLock(space, key), Boolean.TRUE);
+    }
+
+    private boolean heldUntilCommit(int space, int key) {
+        return transactions.getResource(new AdvisoryLock(space, key)) != null;
+    }
+
+    private record AdvisoryLock(int space, int key) {
     }
 }

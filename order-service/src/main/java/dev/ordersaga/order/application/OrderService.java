@@ -1,6 +1,7 @@
 package dev.ordersaga.order.application;
 
 import dev.ordersaga.eventing.OutboxWriter;
+import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderEvent;
 import dev.ordersaga.events.Topics;
@@ -148,8 +149,11 @@ public class OrderService {
             record.note("late: the order was " + before + "; the producer undoes its own step");
             LOG.infof("Late %s for order %s in %s: recorded, the order does not move", event.type(), order.id(), before);
         }
-        timeline.append(record);
-        next.ifPresent(e -> publish(order, e));
+        if (next.isPresent()) {
+            publish(order, next.get(), timeline.entry(record));
+        } else {
+            timeline.append(record);
+        }
         if (order.status() != before) {
             LOG.infof("Order %s: %s -> %s on %s", order.id(), before, order.status(), event.type());
         }
@@ -161,9 +165,20 @@ public class OrderService {
     }
 
     private void publish(Order order, OrderEvent event) {
-        EventEnvelope<OrderEvent> envelope = outbox.publish(order.id(), event);
-        timeline.append(new SagaEventRecord(envelope.eventId(), order.id(), envelope.type(), "order",
-                envelope.occurredAt(), envelope.correlationId(), envelope.causationId()));
+        publish(order, event, null);
+    }
+
+    /**
+     * The event goes to the outbox and into the timeline, after {@code noted} if given (the fact that caused it), in
+     * one round trip.
+     */
+    private void publish(Order order, OrderEvent event, TransactionalWrites.Write noted) {
+        EventEnvelope<OrderEvent> envelope = outbox.publish(order.id(), event, published -> {
+            TransactionalWrites.Write entry = timeline.entry(new SagaEventRecord(published.eventId(), order.id(),
+                    published.type(), "order", published.occurredAt(), published.correlationId(),
+                    published.causationId()));
+            return noted == null ? entry : noted.then(entry);
+        });
         switch (envelope.type()) {
             case "OrderConfirmed" -> meters.counter("saga.orders.finished", "status", "CONFIRMED").increment();
             case "OrderCancelled" -> meters.counter("saga.orders.finished", "status", "CANCELLED").increment();

@@ -32,21 +32,26 @@ public class SagaEventRepository implements PanacheRepositoryBase<SagaEventRecor
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public void append(SagaEventRecord entry) {
-        writes.write(INSERT, insert -> {
-            insert.setObject(1, entry.eventId());
-            insert.setObject(2, entry.orderId());
-            insert.setString(3, entry.type());
-            insert.setString(4, entry.producer());
-            insert.setTimestamp(5, Timestamp.from(entry.occurredAt()));
-            insert.setTimestamp(6, Timestamp.from(entry.recordedAt()));
-            insert.setString(7, entry.correlationId());
+        writes.write(entry(entry), () -> "note " + entry.type() + " in the timeline of order " + entry.orderId());
+    }
+
+    /** The write that adds the entry, to send with others in one round trip. */
+    public TransactionalWrites.Write entry(SagaEventRecord entry) {
+        return new TransactionalWrites.Write(INSERT, 9, (insert, first) -> {
+            insert.setObject(first, entry.eventId());
+            insert.setObject(first + 1, entry.orderId());
+            insert.setString(first + 2, entry.type());
+            insert.setString(first + 3, entry.producer());
+            insert.setTimestamp(first + 4, Timestamp.from(entry.occurredAt()));
+            insert.setTimestamp(first + 5, Timestamp.from(entry.recordedAt()));
+            insert.setString(first + 6, entry.correlationId());
             if (entry.causationId() == null) {
-                insert.setNull(8, Types.OTHER);
+                insert.setNull(first + 7, Types.OTHER);
             } else {
-                insert.setObject(8, entry.causationId());
+                insert.setObject(first + 7, entry.causationId());
             }
-            insert.setString(9, entry.note());
-        }, () -> "note " + entry.type() + " in the timeline of order " + entry.orderId());
+            insert.setString(first + 8, entry.note());
+        });
     }
 
     /** In the order the events happened; events of one instant in the order they were recorded. */

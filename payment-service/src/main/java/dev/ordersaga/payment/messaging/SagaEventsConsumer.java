@@ -6,6 +6,7 @@ import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.payment.application.PaymentService;
+import dev.ordersaga.payment.persistence.PaymentRepository;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -32,6 +33,7 @@ public class SagaEventsConsumer {
     @PostConstruct
     void init() {
         handlers = EventHandlers.create()
+                .lockingOrdersIn(PaymentRepository.ORDER_LOCK_SPACE)
                 .on(OrderCreated.class, payments::onOrderCreated)
                 .on(StockReserved.class, payments::onStockReserved)
                 .on(OrderCancelling.class, payments::onOrderCancelling);

@@ -1,8 +1,10 @@
 package dev.ordersaga.payment.persistence;
 
+import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.payment.domain.Payment;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import jakarta.persistence.LockModeType;
 
 import java.time.Instant;
@@ -14,7 +16,10 @@ import java.util.UUID;
 public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
 
     /** Namespace of the per-order advisory locks (two-key form: never collides with the relay's one-key lock). */
-    private static final int ORDER_LOCK_SPACE = 0x5041594D; // "PAYM"
+    public static final int ORDER_LOCK_SPACE = 0x5041594D; // "PAYM"
+
+    @Inject
+    TransactionalWrites writes;
 
     /**
      * Serializes the handlers of one order until the transaction ends. OrderCreated and StockReserved come on
@@ -22,11 +27,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
      * sees the first's row (read committed reads what committed before each statement).
      */
     public void lockOrder(UUID orderId) {
-        getEntityManager()
-                .createNativeQuery("SELECT 1 FROM pg_advisory_xact_lock(?1, ?2)")
-                .setParameter(1, ORDER_LOCK_SPACE)
-                .setParameter(2, orderId.hashCode())
-                .getSingleResult();
+        writes.lockUntilCommit(ORDER_LOCK_SPACE, orderId.hashCode(), () -> "lock order " + orderId);
     }
 
     /** The order's payment, its row locked until the transaction ends. */

@@ -7,6 +7,7 @@ import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.shipping.application.ShippingService;
+import dev.ordersaga.shipping.persistence.ShipmentRepository;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -32,6 +33,7 @@ public class SagaEventsConsumer {
     @PostConstruct
     void init() {
         handlers = EventHandlers.create()
+                .lockingOrdersIn(ShipmentRepository.ORDER_LOCK_SPACE)
                 .on(OrderCreated.class, shipping::onOrderCreated)
                 .on(PaymentSucceeded.class, shipping::onPaymentSucceeded)
                 .on(OrderCancelling.class, shipping::onOrderCancelling)

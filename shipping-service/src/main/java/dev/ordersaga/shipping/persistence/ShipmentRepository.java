@@ -1,8 +1,10 @@
 package dev.ordersaga.shipping.persistence;
 
+import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.shipping.domain.Shipment;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import jakarta.persistence.LockModeType;
 
 import java.time.Instant;
@@ -14,7 +16,7 @@ import java.util.UUID;
 public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID> {
 
     /** Namespace of this service's per-order advisory locks (the two-key form: apart from the relay's one-key lock). */
-    private static final int ORDER_LOCK_SPACE = 0x5348_4950; // "SHIP"
+    public static final int ORDER_LOCK_SPACE = 0x5348_4950; // "SHIP"
 
     private static final String DUE = """
             SELECT * FROM shipment
@@ -26,15 +28,15 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
 
     private static final String BY_ID_SKIP_LOCKED = "SELECT * FROM shipment WHERE id = :id FOR UPDATE SKIP LOCKED";
 
+    @Inject
+    TransactionalWrites writes;
+
     /**
      * Serialises, until the transaction ends, everything that happens to one order in this service: the first two
      * facts of an order (e.g. OrderCreated and PaymentSucceeded, on two consumers) must not both create its row.
      */
     public void lockOrder(UUID orderId) {
-        getEntityManager().createNativeQuery("SELECT 1 FROM (SELECT pg_advisory_xact_lock(:space, :key)) AS locked")
-                .setParameter("space", ORDER_LOCK_SPACE)
-                .setParameter("key", orderId.hashCode())
-                .getSingleResult();
+        writes.lockUntilCommit(ORDER_LOCK_SPACE, orderId.hashCode(), () -> "lock order " + orderId);
     }
 
     public Optional<Shipment> findByOrderId(UUID orderId) {
