@@ -39,6 +39,12 @@ class BenchmarkIT {
         assertThat(figures.at("/openLoop/databaseCommitsPerSaga").asDouble()).isPositive();
         assertThat(figures.at("/openLoop/cpuSecondsPerSaga").asDouble()).isPositive();
         assertThat(figures.at("/physicalLimit/sagasPerSecond").asDouble()).isPositive();
+        // the stack worked during saturation, and no figure of the machine's load exceeds its cores
+        double cores = figures.at("/machine/cores").asDouble();
+        assertThat(figures.at("/machineLoad/saturation/stackCores").asDouble()).isPositive();
+        assertThat(figures.at("/machineLoad/saturation/coresBusy").asDouble()).isPositive().isLessThanOrEqualTo(cores + 0.05);
+        assertThat(figures.at("/machineLoad/openLoop/loadGeneratorCores").asDouble()).isPositive();
+        assertThat(figures.at("/machineLoad/openLoop/stealShare").asDouble()).isBetween(0.0, 1.0);
         assertThat(Files.size(out.resolve("latency.png"))).isPositive();
         assertThat(Files.readString(out.resolve("summary.txt"))).contains("confirmed sagas/s");
     }

@@ -74,6 +74,7 @@ final class SagaBenchmark {
         long commitsBefore = commits();
         Map<String, long[]> rowsBefore = tableActivity();
         Map<String, Long> cpuBefore = cpuTicks();
+        MachineTicks machineBefore = MachineTicks.read();
         long t0 = System.nanoTime();
         List<Sent> saturation = sendClosedLoop(settings.saturationOrders());
         confirmAll(saturation, Duration.ofMinutes(10));
@@ -81,9 +82,11 @@ final class SagaBenchmark {
         double throughput = saturation.size() / seconds;
         long commitsPerSagaTotal = commits() - commitsBefore;
         Map<String, Long> cpuAfter = cpuTicks();
+        MachineTicks machineAfter = MachineTicks.read();
         Map<String, Map<String, Double>> rowsPerSaga = perSaga(rowsBefore, settledTableActivity(rowsBefore), saturation.size());
         Map<String, Double> cpuByProcess = cpuSecondsByProcess(cpuBefore, cpuAfter);
         double cpuSeconds = cpuByProcess.values().stream().mapToDouble(Double::doubleValue).sum();
+        Map<String, Double> saturationMachine = machineLoad(machineBefore, machineAfter, cpuSeconds, seconds);
 
         // the same figures for the open loop: there a poll carries about one event, so every cost paid per poll,
         // transaction and publish is paid per event; these say how much that costs against saturation's batches
@@ -94,12 +97,14 @@ final class SagaBenchmark {
         confirmAll(sendOpenLoop(rate, settings.openLoopWarmupSeconds()), Duration.ofMinutes(10));
         long openCommitsBefore = commits();
         Map<String, Long> openCpuBefore = cpuTicks();
+        MachineTicks openMachineBefore = MachineTicks.read();
         long o0 = System.nanoTime();
         List<Sent> open = sendOpenLoop(rate, settings.openLoopSeconds());
         Map<UUID, Instant> confirmedAt = confirmAll(open, Duration.ofMinutes(10));
         double openSeconds = (System.nanoTime() - o0) / 1e9;
         double openCpuSeconds = cpuSecondsByProcess(openCpuBefore, cpuTicks()).values().stream()
                 .mapToDouble(Double::doubleValue).sum();
+        Map<String, Double> openMachine = machineLoad(openMachineBefore, MachineTicks.read(), openCpuSeconds, openSeconds);
         long openCommits = commits() - openCommitsBefore;
         List<Double> latencies = new ArrayList<>();
         for (Sent s : open) {
@@ -132,6 +137,7 @@ final class SagaBenchmark {
         r.put("cpuSecondsPerSaga", round(cpuSeconds / saturation.size()));
         r.put("cpuSecondsByProcess", roundAll(cpuByProcess));
         r.put("peakMemoryMiB", peakMemory());
+        r.put("machineLoad", Map.of("saturation", saturationMachine, "openLoop", openMachine));
         r.put("physicalLimit", Map.of("pgbenchStepTps", round(pgbenchTps),
                 "sagasPerSecond", round(limit), "ourRatio", round(throughput / limit)));
         write(r, latencies);
@@ -357,14 +363,18 @@ final class SagaBenchmark {
         Map<String, Long> ticks = new LinkedHashMap<>();
         for (var p : processes().entrySet()) {
             try {
-                String[] f = Files.readString(Path.of("/proc", Long.toString(p.getValue()), "stat"))
-                        .replaceAll("^.*\\) ", "").split(" ");
-                ticks.put(p.getKey(), Long.parseLong(f[11]) + Long.parseLong(f[12]));
+                ticks.put(p.getKey(), ticksOf(Path.of("/proc", Long.toString(p.getValue()), "stat")));
             } catch (IOException gone) {
                 // a PostgreSQL backend that ended between listing and reading
             }
         }
         return ticks;
+    }
+
+    /** User and system CPU clock ticks of one process, from its /proc/PID/stat. */
+    private static long ticksOf(Path stat) throws IOException {
+        String[] f = Files.readString(stat).replaceAll("^.*\\) ", "").split(" ");
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
     }
 
     /** CPU seconds between two {@link #cpuTicks()} readings, PostgreSQL's processes summed under one name. */
@@ -375,6 +385,44 @@ final class SagaBenchmark {
             seconds.merge(e.getKey().replaceAll("#\\d+$", ""), s, Double::sum);
         }
         return seconds;
+    }
+
+    /**
+     * The whole machine's CPU ticks (/proc/stat): busy is everything but idle, iowait and steal; steal is what the
+     * hypervisor gave to other guests while this one wanted to run.
+     */
+    private record MachineTicks(long busy, long steal, long total, long loadGenerator) {
+
+        static MachineTicks read() throws IOException {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            // user nice system idle iowait irq softirq steal; guest time is counted in user already
+            long total = 0;
+            for (int i = 1; i <= 8; i++) {
+                total += Long.parseLong(f[i]);
+            }
+            long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
+            long steal = Long.parseLong(f[8]);
+            return new MachineTicks(total - idle - steal, steal, total, ticksOf(Path.of("/proc/self/stat")));
+        }
+    }
+
+    /**
+     * Where the machine's CPU went during a phase: the stack, this process (the load generator, which shares the
+     * cores), and anything else; and the share the hypervisor stole. Figures of two runs only compare when the last
+     * two are alike: on the machines this was built on they varied from run to run by as much as a change does.
+     */
+    private static Map<String, Double> machineLoad(MachineTicks before, MachineTicks after, double stackCpuSeconds,
+                                                   double seconds) {
+        double busy = (after.busy() - before.busy()) / 100.0 / seconds;
+        double stack = stackCpuSeconds / seconds;
+        double loadGenerator = (after.loadGenerator() - before.loadGenerator()) / 100.0 / seconds;
+        Map<String, Double> load = new LinkedHashMap<>();
+        load.put("coresBusy", round(busy));
+        load.put("stackCores", round(stack));
+        load.put("loadGeneratorCores", round(loadGenerator));
+        load.put("otherCores", round(Math.max(0, busy - stack - loadGenerator)));
+        load.put("stealShare", round((double) (after.steal() - before.steal()) / Math.max(1, after.total() - before.total())));
+        return load;
     }
 
     private Map<String, Long> peakMemory() throws IOException {
@@ -518,6 +566,7 @@ final class SagaBenchmark {
         @SuppressWarnings("unchecked") Map<String, Object> sat = (Map<String, Object>) r.get("saturation");
         @SuppressWarnings("unchecked") Map<String, Object> open = (Map<String, Object>) r.get("openLoop");
         @SuppressWarnings("unchecked") Map<String, Object> limit = (Map<String, Object>) r.get("physicalLimit");
+        @SuppressWarnings("unchecked") Map<String, Object> machine = (Map<String, Object>) r.get("machineLoad");
         long unfinished = (Long) r.get("unfinishedOrdersAtStart");
         String warning = unfinished == 0 ? "" : ("  WARNING: %d orders were unfinished at the start (an interrupted earlier run?); "
                 + "what of them still moved counted against this run\n").formatted(unfinished);
@@ -532,6 +581,9 @@ final class SagaBenchmark {
                     open loop per saga: %s database commits, %s CPU seconds; %s cores busy
                   commit -> consumer: %s ms
                   per saga at saturation: %s database commits, %s CPU seconds
+                  machine (cores busy; of them the stack, the load generator, anything else; share stolen by the hypervisor):
+                    saturation %s
+                    open loop %s
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
                   rows per saga, by table (saturation phase):
@@ -539,7 +591,7 @@ final class SagaBenchmark {
                 sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("warmupSeconds"), open.get("postToConfirmedMillis"),
                 open.get("databaseCommitsPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
                 r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
-                r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
+                machine.get("saturation"), machine.get("openLoop"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
                 limit.get("sagasPerSecond"), limit.get("ourRatio"), activity);
         Files.writeString(settings.outDir().resolve("summary.txt"), summary);
         System.out.println(summary);
