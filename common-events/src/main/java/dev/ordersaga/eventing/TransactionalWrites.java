@@ -8,7 +8,9 @@ import jakarta.transaction.Transactional;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -23,6 +25,12 @@ public class TransactionalWrites {
     @FunctionalInterface
     public interface Parameters {
         void set(PreparedStatement statement) throws SQLException;
+    }
+
+    /** Reads the value of one row a statement returned. */
+    @FunctionalInterface
+    public interface Row<T> {
+        T read(ResultSet row) throws SQLException;
     }
 
     /** Sets a statement's parameters from the given index on: the statement may be one of several sent together. */
@@ -67,6 +75,27 @@ public class TransactionalWrites {
              PreparedStatement statement = connection.prepareStatement(sql)) {
             parameters.set(statement);
             return statement.executeUpdate();
+        } catch (SQLException e) {
+            throw new EventStoreException("could not " + what.get(), e);
+        }
+    }
+
+    /**
+     * A write that answers with a row in the same round trip: a data-modifying WITH whose SELECT reads what the
+     * caller needs next (PostgreSQL runs the WITH's write whether or not the SELECT reads it; the SELECT sees the
+     * database as it was before the statement).
+     *
+     * @return the first row's value, if the statement returned a row
+     * @throws EventStoreException if the database refused it: the transaction must roll back
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public <T> Optional<T> writeAndRead(String sql, Parameters parameters, Row<T> row, Supplier<String> what) {
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement(sql)) {
+            parameters.set(statement);
+            try (ResultSet result = statement.executeQuery()) {
+                return result.next() ? Optional.ofNullable(row.read(result)) : Optional.empty();
+            }
         } catch (SQLException e) {
             throw new EventStoreException("could not " + what.get(), e);
         }

@@ -9,6 +9,7 @@ import dev.ordersaga.events.OrderLine;
 import dev.ordersaga.events.StockReleased;
 import dev.ordersaga.inventory.domain.OrderSighting;
 import dev.ordersaga.inventory.domain.Reservation;
+import dev.ordersaga.inventory.domain.ReservationStatus;
 import dev.ordersaga.inventory.domain.Stock;
 import dev.ordersaga.inventory.persistence.OrderSightingRepository;
 import dev.ordersaga.inventory.persistence.ReservationRepository;
@@ -51,11 +52,11 @@ public class InventoryService {
     public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
         UUID orderId = event.orderId();
         // one row per applied OrderCreated: the proof that a redelivered event took effect once
-        sightings.append(new OrderSighting(orderId, event.eventId(), event.correlationId()));
-        Optional<Reservation> existing = reservations.findByIdOptional(orderId);
+        Optional<ReservationStatus> existing = sightings.appendAndFindReservation(
+                new OrderSighting(orderId, event.eventId(), event.correlationId()));
         if (existing.isPresent()) {
             LOG.infof("Order %s already has a reservation (%s): OrderCreated %s not acted on", orderId,
-                    existing.get().status(), event.eventId());
+                    existing.get(), event.eventId());
             return;
         }
         List<OrderLine> lines = created.items() == null ? List.of() : created.items();

@@ -183,6 +183,21 @@ class OrderEventsReservationTest {
     }
 
     @Test
+    void orderCreatedAfterItsCancellationReservesNothing() throws Exception {
+        String mug = stocked("mug", 10);
+        UUID orderId = UUID.randomUUID();
+        send(orderId, new OrderCancelling("customer", "customer"));
+        awaitEvent(orderId, "StockReleased");
+
+        EventEnvelope<OrderCreated> created = send(orderId, orderOf(mug, 2));
+
+        await().atMost(TIMEOUT).until(() -> rows.inboxHas(created.eventId()));
+        assertThat(rows.reservationStatus(orderId)).as("the cancellation's answer stands").isEqualTo("RELEASED");
+        assertThat(rows.stock(mug)).as("nothing reserved").isEqualTo("10/0/0");
+        assertThat(rows.count("SELECT count(*) FROM order_sighting WHERE order_id = ?", orderId)).isEqualTo(1);
+    }
+
+    @Test
     void confirmationShipsTheReservedStock() throws Exception {
         String mug = stocked("mug", 10);
         UUID orderId = UUID.randomUUID();
