@@ -71,13 +71,7 @@ public class TransactionalWrites {
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public int write(String sql, Parameters parameters, Supplier<String> what) {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement statement = connection.prepareStatement(sql)) {
-            parameters.set(statement);
-            return statement.executeUpdate();
-        } catch (SQLException e) {
-            throw new EventStoreException("could not " + what.get(), e);
-        }
+        return execute(sql, parameters, PreparedStatement::executeUpdate, what);
     }
 
     /**
@@ -90,15 +84,11 @@ public class TransactionalWrites {
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public <T> Optional<T> writeAndRead(String sql, Parameters parameters, Row<T> row, Supplier<String> what) {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement statement = connection.prepareStatement(sql)) {
-            parameters.set(statement);
+        return execute(sql, parameters, statement -> {
             try (ResultSet result = statement.executeQuery()) {
-                return result.next() ? Optional.ofNullable(row.read(result)) : Optional.empty();
+                return result.next() ? Optional.ofNullable(row.read(result)) : Optional.<T>empty();
             }
-        } catch (SQLException e) {
-            throw new EventStoreException("could not " + what.get(), e);
-        }
+        }, what);
     }
 
     /**
@@ -124,14 +114,10 @@ public class TransactionalWrites {
         if (heldUntilCommit(space, key)) {
             return;
         }
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement statement = connection.prepareStatement(ADVISORY_XACT_LOCK)) {
+        execute(ADVISORY_XACT_LOCK, statement -> {
             statement.setInt(1, space);
             statement.setInt(2, key);
-            statement.execute();
-        } catch (SQLException e) {
-            throw new EventStoreException("could not " + what.get(), e);
-        }
+        }, PreparedStatement::execute, what);
         noteHeldUntilCommit(space, key);
     }
 
@@ -141,6 +127,23 @@ public class TransactionalWrites {
      */
     void noteHeldUntilCommit(int space, int key) {
         transactions.putResource(new AdvisoryLock(space, key), Boolean.TRUE);
+    }
+
+    /** What is done with a statement once its parameters are set. */
+    @FunctionalInterface
+    private interface Execution<T> {
+        T run(PreparedStatement statement) throws SQLException;
+    }
+
+    /** The pool's connection (enlisted in the caller's transaction), one statement, and the error that names it. */
+    private <T> T execute(String sql, Parameters parameters, Execution<T> execution, Supplier<String> what) {
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement(sql)) {
+            parameters.set(statement);
+            return execution.run(statement);
+        } catch (SQLException e) {
+            throw new EventStoreException("could not " + what.get(), e);
+        }
     }
 
     private boolean heldUntilCommit(int space, int key) {

@@ -218,8 +218,8 @@ final class SagaBenchmark {
         Map<UUID, Instant> confirmed = new ConcurrentHashMap<>();
         Set<UUID> waiting = ConcurrentHashMap.newKeySet();
         sent.forEach(s -> waiting.add(s.orderId()));
-        // one session for the whole wait: a connection a look would fork a PostgreSQL backend five times a second,
-        // CPU the stack's figures do not count and the stack does not get
+        // one session for the whole wait: a new connection for each look forked and authenticated a PostgreSQL
+        // backend five times a second, CPU the stack's figures did not count and the stack did not get
         try (Connection c = TestStack.connect("order_db"); PreparedStatement ps = c.prepareStatement(
                 "SELECT order_id, occurred_at FROM saga_event WHERE type = 'OrderConfirmed' AND order_id = ANY (?)")) {
             await("confirmed").atMost(timeout).pollInterval(Duration.ofMillis(200)).until(() -> {
@@ -418,8 +418,8 @@ final class SagaBenchmark {
 
     /**
      * Where the machine's CPU went during a phase: the stack, this process (the load generator, which shares the
-     * cores), and anything else; and the share the hypervisor stole. Figures of two runs only compare when the last
-     * two are alike: on the machines this was built on they varied from run to run by as much as a change does.
+     * cores), and anything else; and the share the hypervisor stole. Two runs' figures compare only when their
+     * "anything else" and steal are alike: on the machines this was built on, runs varied as much as a change does.
      */
     private static Map<String, Double> machineLoad(MachineTicks before, MachineTicks after, double stackCpuSeconds,
                                                    double seconds) {
