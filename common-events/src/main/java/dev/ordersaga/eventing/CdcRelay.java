@@ -52,7 +52,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Delivery is at-least-once: a record's offset is stored only after Kafka has acknowledged it and every record
  * before it (acks=all, idempotent producer; {@link PendingPublishes}); whatever was published after the last
- * stored offset is published again after a crash, and consumers absorb it in their inbox.
+ * stored offset is published again after a crash, and consumers absorb it in their inbox. A graceful stop
+ * publishes nothing twice: the engine's next handover after the stop waits for Kafka's acknowledgements and marks
+ * them processed, and the engine stores that offset as it closes.
  */
 @ApplicationScoped
 public class CdcRelay {
@@ -61,6 +63,12 @@ public class CdcRelay {
     private static final String HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat";
     /** Records handed to Kafka and not yet acknowledged before the relay waits: bounds memory, not throughput. */
     private static final int MAX_PENDING = 10_000;
+    /**
+     * How long a stopping relay waits for the engine's next handover (a heartbeat comes every second) to mark what
+     * Kafka acknowledged; after that it closes anyway, and the unmarked records are published again after the
+     * restart.
+     */
+    private static final Duration SETTLE_ON_STOP_TIMEOUT = Duration.ofSeconds(5);
 
     @ConfigProperty(name = "eventing.relay.enabled", defaultValue = "true")
     boolean enabled;
@@ -281,11 +289,12 @@ public class CdcRelay {
         producer = new KafkaProducer<>(producerConfig());
         // a new engine reads again from the stored offset: what an earlier one left pending is read again too
         PendingPublishes<RecordChangeEvent<SourceRecord>> pending = new PendingPublishes<>(MAX_PENDING, 60_000);
+        CountDownLatch settledForStop = new CountDownLatch(1);
         CountDownLatch engineDone = new CountDownLatch(1);
         AtomicReference<Throwable> engineError = new AtomicReference<>();
         engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
                 .using(engineConfig())
-                .notifying((records, committer) -> publishBatch(records, committer, pending))
+                .notifying((records, committer) -> publishBatch(records, committer, pending, settledForStop))
                 .using((success, message, error) -> {
                     if (!success) {
                         engineError.set(error != null ? error : new IllegalStateException(message));
@@ -308,6 +317,11 @@ public class CdcRelay {
                 }
             }
         } finally {
+            if (stopping() && engineDone.getCount() > 0
+                    && !settledForStop.await(SETTLE_ON_STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warnf("CDC relay of %s stops without a last handover from the engine; what Kafka acknowledged since"
+                        + " the last stored offset is published again after the restart", serviceName);
+            }
             engine.close();
             engineDone.await(30, TimeUnit.SECONDS);
             executor.shutdownNow();
@@ -322,10 +336,28 @@ public class CdcRelay {
     /**
      * Hands a batch to Kafka and marks processed what Kafka has acknowledged so far (see {@link PendingPublishes});
      * offsets are stored as the engine's commit policy says, only ever for marked records.
+     *
+     * <p>Once the app stops, the first handover publishes nothing: it waits for every acknowledgement, marks what
+     * was acknowledged, and releases the stopping relay, whose engine stores that offset as it closes. This runs on
+     * the engine's thread because the committer is not safe to use from any other. The records of that batch and
+     * any later one stay unmarked and are read again after the restart.
      */
     private void publishBatch(List<RecordChangeEvent<SourceRecord>> records,
                               DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer,
-                              PendingPublishes<RecordChangeEvent<SourceRecord>> pending) throws InterruptedException {
+                              PendingPublishes<RecordChangeEvent<SourceRecord>> pending,
+                              CountDownLatch settledForStop) throws InterruptedException {
+        if (stopping()) {
+            if (settledForStop.getCount() > 0) {
+                producer.flush();
+                int marked = pending.settle(committer);
+                if (marked > 0) {
+                    committer.markBatchFinished();
+                }
+                LOG.infof("CDC relay of %s stopping: marked %d acknowledged record(s) processed", serviceName, marked);
+                settledForStop.countDown();
+            }
+            return;
+        }
         for (RecordChangeEvent<SourceRecord> change : records) {
             SourceRecord source = change.record();
             if (source.topic() == null || source.topic().startsWith(HEARTBEAT_TOPIC_PREFIX) || source.value() == null) {

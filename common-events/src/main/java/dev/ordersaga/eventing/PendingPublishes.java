@@ -17,8 +17,8 @@ import java.util.concurrent.TimeoutException;
  * <p>The relay does not wait for the acknowledgements of a batch before it takes the next one: waiting made a
  * relay that hands records over one at a time (the low-latency setting) publish one event per Kafka round trip.
  * Acknowledged records are marked on the next call, and at the latest on the engine's next heartbeat (every
- * second) when the outbox goes quiet; a stop or a crash before that publishes them again after the restart, which
- * the consumers' inboxes absorb.
+ * second) when the outbox goes quiet, or when the relay stops gracefully; a crash before that publishes them again
+ * after the restart, which the consumers' inboxes absorb.
  *
  * <p>Not thread-safe: the engine hands batches over one after the other, on one thread.
  */
