@@ -80,6 +80,9 @@ max_wal_senders = 20
 max_connections = 300
 # An abandoned slot (a service that never came back) must not fill the disk with WAL.
 max_slot_wal_keep_size = 2GB
+# The benchmark counts each service's statements per saga from pg_stat_statements: a hash
+# lookup per statement, and a count that repeats from run to run where throughput does not.
+shared_preload_libraries = 'pg_stat_statements'
 # synchronous_commit stays on: the walsender ships only flushed WAL, so asynchronous commit
 # would add about wal_writer_delay (~200 ms) to every outbox event's latency.
 EOF

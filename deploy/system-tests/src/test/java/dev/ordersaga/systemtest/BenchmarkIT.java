@@ -39,6 +39,11 @@ class BenchmarkIT {
         assertThat(figures.at("/openLoop/databaseCommitsPerSaga").asDouble()).isPositive();
         assertThat(figures.at("/openLoop/cpuSecondsPerSaga").asDouble()).isPositive();
         assertThat(figures.at("/physicalLimit/sagasPerSecond").asDouble()).isPositive();
+        // every service sent statements during saturation: at least an inbox claim and a commit per saga
+        for (String service : new String[]{"order", "inventory", "payment", "shipping"}) {
+            assertThat(figures.at("/statementsPerSaga/" + service + "/statements").asDouble()).as(service)
+                    .isGreaterThanOrEqualTo(2);
+        }
         // the stack worked during saturation, and no figure of the machine's load exceeds its cores
         double cores = figures.at("/machine/cores").asDouble();
         assertThat(figures.at("/machineLoad/saturation/stackCores").asDouble()).isPositive();

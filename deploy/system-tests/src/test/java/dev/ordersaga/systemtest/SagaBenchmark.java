@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -76,6 +77,7 @@ final class SagaBenchmark {
 
         long commitsBefore = commits();
         Map<String, long[]> rowsBefore = tableActivity();
+        boolean statementsCounted = resetStatementCounts();
         Map<String, Long> cpuBefore = cpuTicks();
         MachineTicks machineBefore = MachineTicks.read();
         long t0 = System.nanoTime();
@@ -87,6 +89,9 @@ final class SagaBenchmark {
         Map<String, Long> cpuAfter = cpuTicks();
         MachineTicks machineAfter = MachineTicks.read();
         Map<String, Map<String, Double>> rowsPerSaga = perSaga(rowsBefore, settledTableActivity(rowsBefore), saturation.size());
+        Map<String, Object> statementsPerSaga = statementsCounted
+                ? statementsPerSaga(saturation.size())
+                : Map.of("unavailable", "pg_stat_statements is not loaded (deploy/stack.sh up loads it)");
         Map<String, Double> cpuByProcess = cpuSecondsByProcess(cpuBefore, cpuAfter);
         double cpuSeconds = cpuByProcess.values().stream().mapToDouble(Double::doubleValue).sum();
         Map<String, Double> saturationMachine = machineLoad(machineBefore, machineAfter, cpuSeconds, seconds);
@@ -137,6 +142,7 @@ final class SagaBenchmark {
         r.put("commitToConsumerMillis", percentiles(relayLatencies));
         r.put("databaseCommitsPerSaga", round(commitsPerSaga));
         r.put("tableActivityPerSaga", rowsPerSaga);
+        r.put("statementsPerSaga", statementsPerSaga);
         r.put("cpuSecondsPerSaga", round(cpuSeconds / saturation.size()));
         r.put("cpuSecondsByProcess", roundAll(cpuByProcess));
         r.put("peakMemoryMiB", peakMemory());
@@ -358,6 +364,62 @@ final class SagaBenchmark {
             }
         });
         return result;
+    }
+
+    /**
+     * Empties pg_stat_statements, so that what it counts next is the saturation phase's. False where the extension
+     * is not loaded: a PostgreSQL that deploy/stack.sh did not configure.
+     */
+    private static boolean resetStatementCounts() throws Exception {
+        try (Connection c = TestStack.connect("postgres"); Statement st = c.createStatement()) {
+            st.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+            st.execute("SELECT pg_stat_statements_reset()");
+            return true;
+        } catch (SQLException e) {
+            System.out.println("statements are not counted: " + e.getMessage());
+            return false;
+        }
+    }
+
+    /**
+     * The statements each service sent per saga (pg_stat_statements, the services' own roles only: not the
+     * benchmark's looks), BEGIN and COMMIT included, and the ones it sent most. Unlike throughput, which varies by a
+     * third between runs on a shared machine, these counts repeat: a change that saves a statement shows here.
+     */
+    private static Map<String, Object> statementsPerSaga(int sagas) throws Exception {
+        Map<String, long[]> totals = new LinkedHashMap<>();
+        Map<String, Map<String, Double>> most = new LinkedHashMap<>();
+        try (Connection c = TestStack.connect("postgres"); PreparedStatement ps = c.prepareStatement("""
+                SELECT d.datname, s.calls, s.total_exec_time, regexp_replace(s.query, '\\s+', ' ', 'g')
+                FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid JOIN pg_roles r ON r.oid = s.userid
+                WHERE r.rolname = replace(d.datname, '_db', '_svc') AND d.datname = ANY (?)
+                ORDER BY d.datname, s.calls DESC""")) {
+            ps.setArray(1, c.createArrayOf("text", DATABASES.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String service = rs.getString(1).replace("_db", "");
+                    long calls = rs.getLong(2);
+                    long[] total = totals.computeIfAbsent(service, k -> new long[2]);
+                    total[0] += calls;
+                    total[1] += Math.round(rs.getDouble(3) * 1000);
+                    Map<String, Double> top = most.computeIfAbsent(service, k -> new LinkedHashMap<>());
+                    double perSaga = (double) calls / sagas;
+                    if (top.size() < 6 && perSaga >= 0.05) {
+                        String query = rs.getString(4);
+                        top.put(query.length() > 100 ? query.substring(0, 100) + "…" : query, round(perSaga));
+                    }
+                }
+            }
+        }
+        Map<String, Object> byService = new LinkedHashMap<>();
+        totals.forEach((service, total) -> {
+            Map<String, Object> figures = new LinkedHashMap<>();
+            figures.put("statements", round((double) total[0] / sagas));
+            figures.put("executionMillis", round(total[1] / 1000.0 / sagas));
+            figures.put("most", most.get(service));
+            byService.put(service, figures);
+        });
+        return byService;
     }
 
     private boolean durable() throws Exception {
@@ -596,16 +658,34 @@ final class SagaBenchmark {
                     open loop %s
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
+                  statements per saga, by service (saturation phase; pg_stat_statements):%s
                   rows per saga, by table (saturation phase):
                 %s""".formatted(r.get("machine"), r.get("postgresDurable"), r.get("services"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
                 sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("warmupSeconds"), open.get("postToConfirmedMillis"),
                 open.get("databaseCommitsPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
                 r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
                 machine.get("saturation"), machine.get("openLoop"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
-                limit.get("sagasPerSecond"), limit.get("ourRatio"), activity);
+                limit.get("sagasPerSecond"), limit.get("ourRatio"), statementLines(r.get("statementsPerSaga")), activity);
         Files.writeString(settings.outDir().resolve("summary.txt"), summary);
         System.out.println(summary);
         chart(latencies, settings.outDir().resolve("latency.png"));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static String statementLines(Object statements) {
+        StringBuilder lines = new StringBuilder();
+        ((Map<String, Object>) statements).forEach((service, figures) -> {
+            if (!(figures instanceof Map)) {
+                lines.append(' ').append(figures);
+                return;
+            }
+            Map<String, Object> f = (Map<String, Object>) figures;
+            lines.append("\n    ").append(service).append(": ").append(f.get("statements")).append(" statements, ")
+                    .append(f.get("executionMillis")).append(" ms executing; most sent:");
+            ((Map<String, Double>) f.get("most")).forEach((query, n) ->
+                    lines.append("\n      ").append(n).append("  ").append(query));
+        });
+        return lines.toString();
     }
 
     /** The distribution of POST -> CONFIRMED latencies in the open-loop phase, as a CDF a person can look at. */
