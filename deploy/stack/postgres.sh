@@ -80,12 +80,16 @@ max_wal_senders = 20
 max_connections = 300
 # An abandoned slot (a service that never came back) must not fill the disk with WAL.
 max_slot_wal_keep_size = 2GB
-# The benchmark counts each service's statements per saga from pg_stat_statements: a hash
-# lookup per statement, and a count that repeats from run to run where throughput does not.
-shared_preload_libraries = 'pg_stat_statements'
 # synchronous_commit stays on: the walsender ships only flushed WAL, so asynchronous commit
 # would add about wal_writer_delay (~200 ms) to every outbox event's latency.
 EOF
+  # The benchmark counts each service's statements per saga from pg_stat_statements: a hash lookup
+  # per statement, and a count that repeats from run to run where throughput does not. Debian's
+  # postgresql-15 ships it; a build without it would not start with it preloaded.
+  if [ -f "/usr/lib/postgresql/$PG_VERSION/lib/pg_stat_statements.so" ]; then
+    echo "# Statement counts for the benchmark (deploy/stack/postgres.sh says why)."
+    echo "shared_preload_libraries = 'pg_stat_statements'"
+  fi
   if [ "${PG_DURABLE:-0}" != 1 ]; then
     cat <<'EOF'
 # Test mode: the data is disposable, so trade crash safety for speed (PG_DURABLE=1 removes this).
