@@ -53,8 +53,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Delivery is at-least-once: a record's offset is stored only after Kafka has acknowledged it and every record
  * before it (acks=all, idempotent producer; {@link PendingPublishes}); whatever was published after the last
  * stored offset is published again after a crash, and consumers absorb it in their inbox. A graceful stop
- * publishes nothing twice: the engine's next handover after the stop waits for Kafka's acknowledgements and marks
- * them processed, and the engine stores that offset as it closes.
+ * publishes nothing twice: before the engine closes, the relay waits for Kafka's acknowledgements and marks them
+ * processed, and the engine stores that offset as it closes.
  */
 @ApplicationScoped
 public class CdcRelay {
@@ -63,12 +63,6 @@ public class CdcRelay {
     private static final String HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat";
     /** Records handed to Kafka and not yet acknowledged before the relay waits: bounds memory, not throughput. */
     private static final int MAX_PENDING = 10_000;
-    /**
-     * How long a stopping relay waits for the engine's next handover (a heartbeat comes every second) to mark what
-     * Kafka acknowledged; after that it closes anyway, and the unmarked records are published again after the
-     * restart.
-     */
-    private static final Duration SETTLE_ON_STOP_TIMEOUT = Duration.ofSeconds(5);
 
     @ConfigProperty(name = "eventing.relay.enabled", defaultValue = "true")
     boolean enabled;
@@ -99,6 +93,13 @@ public class CdcRelay {
 
     @ConfigProperty(name = "eventing.relay.offset-flush-interval", defaultValue = "PT1S")
     Duration offsetFlushInterval;
+
+    /**
+     * How often the engine emits a heartbeat while the outbox is quiet: it lets the slot advance (and WAL be
+     * recycled) while the database is busy elsewhere, and marks the last acknowledged records of a burst processed.
+     */
+    @ConfigProperty(name = "eventing.relay.heartbeat-interval", defaultValue = "PT1S")
+    Duration heartbeatInterval;
 
     /**
      * How long the engine sleeps after a few empty reads of the slot, and how long its queue waits for a batch to
@@ -289,12 +290,11 @@ public class CdcRelay {
         producer = new KafkaProducer<>(producerConfig());
         // a new engine reads again from the stored offset: what an earlier one left pending is read again too
         PendingPublishes<RecordChangeEvent<SourceRecord>> pending = new PendingPublishes<>(MAX_PENDING, 60_000);
-        CountDownLatch settledForStop = new CountDownLatch(1);
         CountDownLatch engineDone = new CountDownLatch(1);
         AtomicReference<Throwable> engineError = new AtomicReference<>();
         engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
                 .using(engineConfig())
-                .notifying((records, committer) -> publishBatch(records, committer, pending, settledForStop))
+                .notifying((records, committer) -> publishBatch(records, committer, pending))
                 .using((success, message, error) -> {
                     if (!success) {
                         engineError.set(error != null ? error : new IllegalStateException(message));
@@ -317,10 +317,8 @@ public class CdcRelay {
                 }
             }
         } finally {
-            if (stopping() && engineDone.getCount() > 0
-                    && !settledForStop.await(SETTLE_ON_STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                LOG.warnf("CDC relay of %s stops without a last handover from the engine; what Kafka acknowledged since"
-                        + " the last stored offset is published again after the restart", serviceName);
+            if (stopping() && engineDone.getCount() > 0) {
+                settleBeforeClose(pending);
             }
             engine.close();
             engineDone.await(30, TimeUnit.SECONDS);
@@ -334,30 +332,46 @@ public class CdcRelay {
     }
 
     /**
+     * A graceful stop: waits for Kafka's acknowledgement of everything handed to it (bounded by the producer's
+     * delivery timeout) and marks it processed, so that the offset the engine stores as it closes covers every
+     * event published. Without this the last events before a stop would stay unmarked until the next handover (a
+     * heartbeat, up to a second later) and be published again after the restart.
+     */
+    private void settleBeforeClose(PendingPublishes<RecordChangeEvent<SourceRecord>> pending) {
+        // the monitor keeps the engine's thread out of publishBatch meanwhile: the committer is not thread-safe
+        synchronized (pending) {
+            try {
+                producer.flush();
+                LOG.infof("CDC relay of %s stopping: marked %d acknowledged record(s) processed", serviceName,
+                        pending.close());
+            } catch (RuntimeException e) {
+                LOG.warnf("CDC relay of %s stops with records unmarked (%s); they are published again after the restart",
+                        serviceName, e.toString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
      * Hands a batch to Kafka and marks processed what Kafka has acknowledged so far (see {@link PendingPublishes});
-     * offsets are stored as the engine's commit policy says, only ever for marked records.
-     *
-     * <p>Once the app stops, the first handover publishes nothing: it waits for every acknowledgement, marks what
-     * was acknowledged, and releases the stopping relay, whose engine stores that offset as it closes. This runs on
-     * the engine's thread because the committer is not safe to use from any other. The records of that batch and
-     * any later one stay unmarked and are read again after the restart.
+     * offsets are stored as the engine's commit policy says, only ever for marked records. After a graceful stop
+     * began ({@link #settleBeforeClose}) nothing more is published or marked: those records are read again after
+     * the restart.
      */
     private void publishBatch(List<RecordChangeEvent<SourceRecord>> records,
                               DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer,
-                              PendingPublishes<RecordChangeEvent<SourceRecord>> pending,
-                              CountDownLatch settledForStop) throws InterruptedException {
-        if (stopping()) {
-            if (settledForStop.getCount() > 0) {
-                producer.flush();
-                int marked = pending.settle(committer);
-                if (marked > 0) {
-                    committer.markBatchFinished();
-                }
-                LOG.infof("CDC relay of %s stopping: marked %d acknowledged record(s) processed", serviceName, marked);
-                settledForStop.countDown();
+                              PendingPublishes<RecordChangeEvent<SourceRecord>> pending) throws InterruptedException {
+        synchronized (pending) {
+            if (!pending.closed()) {
+                publish(records, committer, pending);
             }
-            return;
         }
+    }
+
+    private void publish(List<RecordChangeEvent<SourceRecord>> records,
+                         DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer,
+                         PendingPublishes<RecordChangeEvent<SourceRecord>> pending) throws InterruptedException {
         for (RecordChangeEvent<SourceRecord> change : records) {
             SourceRecord source = change.record();
             if (source.topic() == null || source.topic().startsWith(HEARTBEAT_TOPIC_PREFIX) || source.value() == null) {
@@ -440,9 +454,7 @@ public class CdcRelay {
         // a taken-over slot may still look active for a moment after its old reader died
         p.setProperty("slot.max.retries", "10");
         p.setProperty("slot.retry.delay.ms", "1000");
-        // lets the slot advance (and WAL be recycled) while the outbox is quiet but the database is not, and marks
-        // the last acknowledged records of a burst processed within a second of the outbox going quiet
-        p.setProperty("heartbeat.interval.ms", "1000");
+        p.setProperty("heartbeat.interval.ms", Long.toString(heartbeatInterval.toMillis()));
         p.setProperty("offset.flush.interval.ms", Long.toString(offsetFlushInterval.toMillis()));
         p.setProperty("offset.storage", "io.debezium.storage.jdbc.offset.JdbcOffsetBackingStore");
         p.setProperty("offset.storage.jdbc.connection.url", target.jdbcUrl());

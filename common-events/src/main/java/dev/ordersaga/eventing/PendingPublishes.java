@@ -17,10 +17,11 @@ import java.util.concurrent.TimeoutException;
  * <p>The relay does not wait for the acknowledgements of a batch before it takes the next one: waiting made a
  * relay that hands records over one at a time (the low-latency setting) publish one event per Kafka round trip.
  * Acknowledged records are marked on the next call, and at the latest on the engine's next heartbeat (every
- * second) when the outbox goes quiet, or when the relay stops gracefully; a crash before that publishes them again
- * after the restart, which the consumers' inboxes absorb.
+ * second) when the outbox goes quiet, and when the relay stops gracefully ({@link #close}); a crash before that
+ * publishes them again after the restart, which the consumers' inboxes absorb.
  *
- * <p>Not thread-safe: the engine hands batches over one after the other, on one thread.
+ * <p>Not thread-safe: the engine hands batches over one after the other, on one thread, and a stopping relay
+ * closes it from another; the relay holds its monitor around each use.
  */
 final class PendingPublishes<R> {
 
@@ -34,6 +35,9 @@ final class PendingPublishes<R> {
     private final ArrayDeque<Pending<R>> queue = new ArrayDeque<>();
     private final int maxPending;
     private final long ackTimeoutMillis;
+    /** The engine's, from its last handover: the one to mark with when the relay stops. */
+    private DebeziumEngine.RecordCommitter<R> committer;
+    private boolean closed;
 
     PendingPublishes(int maxPending, long ackTimeoutMillis) {
         this.maxPending = maxPending;
@@ -58,6 +62,7 @@ final class PendingPublishes<R> {
      *                               is marked, and the engine must stop so that it reads them again
      */
     int settle(DebeziumEngine.RecordCommitter<R> committer) throws InterruptedException {
+        this.committer = committer;
         int marked = 0;
         while (!queue.isEmpty()) {
             Pending<R> head = queue.peekFirst();
@@ -77,5 +82,22 @@ final class PendingPublishes<R> {
             marked++;
         }
         return marked;
+    }
+
+    /**
+     * Takes no more records and marks, with the committer of the last handover, whatever Kafka acknowledged: what
+     * a graceful stop stores. The caller has waited for the outstanding sends (the producer's flush), so the
+     * acknowledged records are all there are, unless a send failed.
+     *
+     * @return how many records were marked
+     * @throws IllegalStateException as {@link #settle}, if a send failed
+     */
+    int close() throws InterruptedException {
+        closed = true;
+        return committer == null ? 0 : settle(committer);
+    }
+
+    boolean closed() {
+        return closed;
     }
 }

@@ -126,4 +126,28 @@ class PendingPublishesTest {
         assertThatThrownBy(() -> pending.settle(marks)).isInstanceOf(IllegalStateException.class);
         assertThat(marks.processed).isEmpty();
     }
+
+    @Test
+    void closingMarksWhatWasAcknowledgedSinceTheLastHandoverWithItsCommitter() throws Exception {
+        PendingPublishes<String> pending = new PendingPublishes<>(100, 1000);
+        CompletableFuture<String> last = new CompletableFuture<>();
+        pending.add("earlier", List.of(CompletableFuture.completedFuture("ack")));
+        pending.add("last", List.of(last));
+        assertThat(pending.settle(marks)).isEqualTo(1);
+
+        // acknowledged after the last handover: without the close, its offset would wait for the next one
+        last.complete("ack");
+        assertThat(pending.close()).isEqualTo(1);
+        assertThat(marks.processed).containsExactly("earlier", "last");
+        assertThat(pending.closed()).isTrue();
+    }
+
+    @Test
+    void closingBeforeAnyHandoverMarksNothing() throws Exception {
+        PendingPublishes<String> pending = new PendingPublishes<>(100, 1000);
+
+        assertThat(pending.close()).isZero();
+        assertThat(pending.closed()).isTrue();
+        assertThat(marks.processed).isEmpty();
+    }
 }
