@@ -30,6 +30,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 /**
  * One transactional method per incoming fact and per carrier outcome: load (or open) the shipment, call its state
@@ -84,57 +85,60 @@ public class ShippingService {
             LOG.warnf("OrderCreated of order %s has no shipping address: nothing to ship", event.orderId());
             return;
         }
-        Shipment shipment = lockOrOpen(event);
-        if (shipment.knowsOrder()) {
-            LOG.infof("Order %s already known to shipment %s: OrderCreated %s skipped", event.orderId(), shipment.id(),
-                    event.eventId());
-            return;
-        }
-        shipment.noteOrderCreated(new Address(a.name(), a.line1(), a.line2(), a.city(), a.postalCode(), a.country()),
-                event.eventId(), Instant.now());
-        LOG.infof("Shipment %s of order %s: address known, %s", shipment.id(), event.orderId(), describe(shipment));
-        wakeIfDue(shipment);
+        onShipmentOf(event, shipment -> {
+            if (shipment.knowsOrder()) {
+                LOG.infof("Order %s already known to shipment %s: OrderCreated %s skipped", event.orderId(),
+                        shipment.id(), event.eventId());
+                return;
+            }
+            shipment.noteOrderCreated(new Address(a.name(), a.line1(), a.line2(), a.city(), a.postalCode(), a.country()),
+                    event.eventId(), Instant.now());
+            LOG.infof("Shipment %s of order %s: address known, %s", shipment.id(), event.orderId(), describe(shipment));
+            wakeIfDue(shipment);
+        });
     }
 
     /** PaymentSucceeded: the shipment is requested at the carrier once the order is known too. */
     @Transactional
     public void onPaymentSucceeded(EventEnvelope<?> event, PaymentSucceeded succeeded) {
-        Shipment shipment = lockOrOpen(event);
-        if (shipment.isPaid()) {
-            LOG.infof("Payment of order %s already known to shipment %s: PaymentSucceeded %s skipped", event.orderId(),
-                    shipment.id(), event.eventId());
-            return;
-        }
-        shipment.notePaid(event.eventId(), Instant.now());
-        LOG.infof("Shipment %s of order %s: paid (%s), %s", shipment.id(), event.orderId(), succeeded.paymentId(),
-                describe(shipment));
-        wakeIfDue(shipment);
+        onShipmentOf(event, shipment -> {
+            if (shipment.isPaid()) {
+                LOG.infof("Payment of order %s already known to shipment %s: PaymentSucceeded %s skipped",
+                        event.orderId(), shipment.id(), event.eventId());
+                return;
+            }
+            shipment.notePaid(event.eventId(), Instant.now());
+            LOG.infof("Shipment %s of order %s: paid (%s), %s", shipment.id(), event.orderId(), succeeded.paymentId(),
+                    describe(shipment));
+            wakeIfDue(shipment);
+        });
     }
 
     /** OrderCancelling: answered exactly once with ShipmentCancelled, at once or after the carrier has cancelled. */
     @Transactional
     public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling) {
-        Shipment shipment = lockOrOpen(event);
-        if (shipment.isCancellationUnderway()) {
-            LOG.infof("Shipment %s of order %s is already %s: OrderCancelling %s skipped", shipment.id(),
-                    event.orderId(), shipment.isCancelRequested() ? "to be cancelled" : shipment.status(),
-                    event.eventId());
-            return;
-        }
-        ShipmentStatus before = shipment.status();
-        Optional<ShipmentCancelled> answer = shipment.cancel(event.eventId(), Instant.now());
-        answer.ifPresent(cancelled -> publish(shipment, cancelled));
-        if (answer.isPresent()) {
-            LOG.infof("Shipment %s of order %s cancelled from %s (%s): nothing to undo at the carrier", shipment.id(),
-                    event.orderId(), before, cancelling.reason());
-        } else if (shipment.isCancelRequested()) {
-            LOG.infof("Shipment %s of order %s: cancel requested (%s) while the carrier is being called; answered "
-                    + "once the call resolved", shipment.id(), event.orderId(), cancelling.reason());
-        } else {
-            LOG.infof("Shipment %s of order %s: cancelling at the carrier (%s)", shipment.id(), event.orderId(),
-                    cancelling.reason());
-        }
-        wakeIfDue(shipment);
+        onShipmentOf(event, shipment -> {
+            if (shipment.isCancellationUnderway()) {
+                LOG.infof("Shipment %s of order %s is already %s: OrderCancelling %s skipped", shipment.id(),
+                        event.orderId(), shipment.isCancelRequested() ? "to be cancelled" : shipment.status(),
+                        event.eventId());
+                return;
+            }
+            ShipmentStatus before = shipment.status();
+            Optional<ShipmentCancelled> answer = shipment.cancel(event.eventId(), Instant.now());
+            answer.ifPresent(cancelled -> publish(shipment, cancelled));
+            if (answer.isPresent()) {
+                LOG.infof("Shipment %s of order %s cancelled from %s (%s): nothing to undo at the carrier",
+                        shipment.id(), event.orderId(), before, cancelling.reason());
+            } else if (shipment.isCancelRequested()) {
+                LOG.infof("Shipment %s of order %s: cancel requested (%s) while the carrier is being called; answered "
+                        + "once the call resolved", shipment.id(), event.orderId(), cancelling.reason());
+            } else {
+                LOG.infof("Shipment %s of order %s: cancelling at the carrier (%s)", shipment.id(), event.orderId(),
+                        cancelling.reason());
+            }
+            wakeIfDue(shipment);
+        });
     }
 
     /** ShipmentRetryRequested: an operator asks to try the carrier again for a shipment on hold. */
@@ -254,13 +258,20 @@ public class ShippingService {
         return new RetryPolicy(maxAttempts, baseDelay, maxDelay);
     }
 
-    private Shipment lockOrOpen(EventEnvelope<?> event) {
+    /**
+     * Applies an event's change to the order's shipment, locked; the order's first event opens it. A new shipment
+     * is persisted after the change: Hibernate inserts the state an entity has when it is persisted and writes any
+     * later change with an UPDATE of its own, so persisting first cost every saga an INSERT of an empty shipment
+     * and an UPDATE with its address (the statement log of one saga).
+     */
+    private void onShipmentOf(EventEnvelope<?> event, Consumer<Shipment> change) {
         shipments.lockOrder(event.orderId());
-        return shipments.lockByOrderId(event.orderId()).orElseGet(() -> {
-            Shipment shipment = Shipment.open(event.orderId(), event.correlationId(), Instant.now());
+        Optional<Shipment> existing = shipments.lockByOrderId(event.orderId());
+        Shipment shipment = existing.orElseGet(() -> Shipment.open(event.orderId(), event.correlationId(), Instant.now()));
+        change.accept(shipment);
+        if (existing.isEmpty()) {
             shipments.persist(shipment);
-            return shipment;
-        });
+        }
     }
 
     private Shipment lock(UUID shipmentId) {
