@@ -55,7 +55,8 @@ final class PendingPublishes<R> {
 
     /**
      * Marks processed every record at the head whose sends are all acknowledged, in order; first waits for the
-     * oldest while more than the bound are pending.
+     * oldest while more than the bound are pending. The committer is kept for {@link #close}, which has no
+     * handover of its own to take one from.
      *
      * @return how many records were marked
      * @throws IllegalStateException if a send failed or was not acknowledged in time: nothing from that record on
