@@ -2,6 +2,7 @@ package dev.ordersaga.order.rest;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.order.application.OrderService;
+import dev.ordersaga.order.application.StalledSagas;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.persistence.OperatorActionRepository;
 import dev.ordersaga.order.persistence.OrderRepository;
@@ -42,6 +43,9 @@ public class OperatorResource {
     OperatorActionRepository actions;
 
     @Inject
+    StalledSagas stalledSagas;
+
+    @Inject
     SecurityIdentity identity;
 
     public record WaitingOrder(UUID orderId, String status, String reason, Instant since, String correlationId) {
@@ -54,11 +58,20 @@ public class OperatorResource {
     }
 
     @GET
-    @Operation(summary = "Orders waiting for a person (waiting=true), or all orders not finished yet")
-    public List<WaitingOrder> list(@QueryParam("waiting") boolean waiting, @QueryParam("limit") Integer limit) {
+    @Operation(summary = "Orders waiting for a person (waiting=true), sagas that heard nothing for longer than "
+            + "order.stalled-after (stalled=true, longest silent first), or all orders not finished yet")
+    public List<WaitingOrder> list(@QueryParam("waiting") boolean waiting, @QueryParam("stalled") boolean stalled,
+                                   @QueryParam("limit") Integer limit) {
+        int atMost = limit == null ? 100 : Math.max(1, Math.min(limit, 1000));
+        if (stalled) {
+            return stalledSagas.list(atMost).sagas().stream()
+                    .map(s -> new WaitingOrder(s.orderId(), s.status().name(), "stalled: nothing heard since " + s.lastEvent(),
+                            s.lastHeardAt(), s.correlationId()))
+                    .toList();
+        }
         return QuarkusTransaction.requiringNew().call(() -> (waiting
                 ? orderRepository.waitingForOperator()
-                : orderRepository.open(limit == null ? 100 : Math.min(limit, 1000)))
+                : orderRepository.open(atMost))
                 .stream()
                 .map(o -> new WaitingOrder(o.id(), o.status().name(), o.waitingReason(),
                         o.waitingSince() != null ? o.waitingSince() : o.updatedAt(), o.correlationId()))

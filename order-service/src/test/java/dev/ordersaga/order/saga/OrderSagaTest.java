@@ -181,6 +181,53 @@ class OrderSagaTest {
     }
 
     @Test
+    void aSagaThatHearsNothingMoreIsListedAsStalledAndCounted() {
+        Placed stalled = place();
+        publish(stalled, new StockReserved("res-1", List.of()));
+        publish(stalled, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        awaitStatus(stalled, "PAID");
+        Placed onHold = place();
+        publish(onHold, new ShipmentOnHold("shp-1", "carrier unavailable after 5 attempts", 5));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                given().get("/orders/{id}", onHold.id()).then().body("waitingReason", equalTo("carrier unavailable after 5 attempts")));
+        Placed confirmed = place();
+        publish(confirmed, new StockReserved("res-1", List.of()));
+        publish(confirmed, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        publish(confirmed, new ShipmentCreated("shp-1", "car_1"));
+        awaitStatus(confirmed, "CONFIRMED");
+        // placed last and left alone: once it counts as stalled, so would every order above that is still open
+        Placed last = place();
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(stalledIds()).contains(last.id().toString()));
+        List<String> listed = stalledIds();
+        assertThat(listed).contains(stalled.id().toString()).doesNotContain(onHold.id().toString(), confirmed.id().toString());
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?stalled=true&limit=1000").then()
+                .body("find { it.orderId == '%s' }.status".formatted(stalled.id()), equalTo("PAID"))
+                .body("find { it.orderId == '%s' }.reason".formatted(stalled.id()), equalTo("stalled: nothing heard since PaymentSucceeded"))
+                .body("find { it.orderId == '%s' }.reason".formatted(last.id()), equalTo("stalled: nothing heard since OrderCreated"));
+        given().get("/operator/orders?stalled=true").then().statusCode(401);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(gauge("saga_orders_stalled"))
+                .isGreaterThanOrEqualTo(listed.size()));
+        assertThat(gauge("saga_orders_stalled_oldest_seconds")).isGreaterThanOrEqualTo(2);
+
+        publish(stalled, new ShipmentCreated("shp-1", "car_1"));
+        awaitStatus(stalled, "CONFIRMED");
+        assertThat(stalledIds()).doesNotContain(stalled.id().toString());
+    }
+
+    private static List<String> stalledIds() {
+        return given().auth().preemptive().basic("operator", "operator").get("/operator/orders?stalled=true&limit=1000")
+                .then().statusCode(200).extract().jsonPath().getList("orderId", String.class);
+    }
+
+    private static double gauge(String name) {
+        String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        return metrics.lines().filter(line -> line.startsWith(name + " ") || line.startsWith(name + "{"))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                .findFirst().orElseThrow(() -> new AssertionError(name + " is not among the metrics"));
+    }
+
+    @Test
     void aFactTheOrderHasNoPlaceForIsParked() {
         Placed order = place();
         publish(order, new StockReserved("res-1", List.of()));

@@ -1,0 +1,118 @@
+package dev.ordersaga.order.application;
+
+import dev.ordersaga.order.domain.OrderStatus;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.scheduler.Scheduled;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Sagas that stopped moving without anyone being told. In a choreography no component owns a saga's progress: an
+ * order whose next event was parked as a poison message, lost with a broker's data, or never sent by a participant's
+ * bug sits in PENDING, STOCK_RESERVED, PAID or COMPENSATING for ever, and nothing else would notice. An open order
+ * that waits for no operator and of which nothing was heard (no change, no event in its timeline) for longer than
+ * {@code order.stalled-after} is stalled: counted in {@code saga_orders_stalled}, logged as {@code STALLED} at each
+ * check, and listed for operators ({@code GET /operator/orders?stalled=true}).
+ */
+@ApplicationScoped
+public class StalledSagas {
+
+    private static final Logger LOG = Logger.getLogger(StalledSagas.class);
+
+    /**
+     * The open orders and the last entry of each one's timeline. No index serves it (one on the order's state would
+     * make every transition of every saga update an index), so each check reads the orders table once. The window's
+     * count is taken before the limit: every row carries how many there are in all.
+     */
+    private static final String STALLED = """
+            SELECT o.id, o.status, o.correlation_id, greatest(o.updated_at, e.recorded_at) AS last_heard, e.type,
+                   count(*) OVER () AS total
+            FROM orders o
+            LEFT JOIN LATERAL (SELECT recorded_at, type FROM saga_event WHERE order_id = o.id
+                               ORDER BY seq DESC LIMIT 1) e ON true
+            WHERE o.status NOT IN ('CONFIRMED', 'CANCELLED') AND o.waiting_reason IS NULL
+              AND greatest(o.updated_at, e.recorded_at) < ?
+            ORDER BY last_heard
+            LIMIT ?""";
+
+    /** A saga that heard nothing since {@code lastHeardAt}; {@code lastEvent} is the last one it heard. */
+    public record Stalled(UUID orderId, OrderStatus status, String correlationId, Instant lastHeardAt, String lastEvent) {
+    }
+
+    /** The longest silent of the stalled sagas, and how many there are in all. */
+    public record Page(List<Stalled> sagas, long total) {
+    }
+
+    @Inject
+    DataSource dataSource;
+
+    @Inject
+    MeterRegistry meters;
+
+    /** Longer than any step's own retries take before they say so (a carrier's backoff ends in ShipmentOnHold). */
+    @ConfigProperty(name = "order.stalled-after", defaultValue = "PT5M")
+    Duration stalledAfter;
+
+    private final AtomicLong count = new AtomicLong();
+    private final AtomicLong oldestSeconds = new AtomicLong();
+
+    @PostConstruct
+    void registerGauges() {
+        meters.gauge("saga.orders.stalled", count);
+        meters.gauge("saga.orders.stalled.oldest.seconds", oldestSeconds);
+    }
+
+    @Scheduled(every = "${order.stalled-check-every:60s}", delayed = "${order.stalled-check-delay:30s}",
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void check() {
+        Instant now = Instant.now();
+        Page stalled = list(1);
+        count.set(stalled.total());
+        if (stalled.sagas().isEmpty()) {
+            oldestSeconds.set(0);
+            return;
+        }
+        Stalled oldest = stalled.sagas().get(0);
+        oldestSeconds.set(Duration.between(oldest.lastHeardAt(), now).toSeconds());
+        LOG.warnf("STALLED: %d open saga(s) heard nothing for over %s; the oldest, order %s (correlation %s), is %s "
+                        + "and last heard %s at %s", stalled.total(), stalledAfter, oldest.orderId(),
+                oldest.correlationId(), oldest.status(), oldest.lastEvent(), oldest.lastHeardAt());
+    }
+
+    /** The stalled sagas, longest silent first, at most {@code limit} of them. */
+    public Page list(int limit) {
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement query = connection.prepareStatement(STALLED)) {
+            query.setTimestamp(1, Timestamp.from(Instant.now().minus(stalledAfter)));
+            query.setInt(2, limit);
+            List<Stalled> stalled = new ArrayList<>();
+            long total = 0;
+            try (ResultSet rows = query.executeQuery()) {
+                while (rows.next()) {
+                    stalled.add(new Stalled(rows.getObject(1, UUID.class), OrderStatus.valueOf(rows.getString(2)),
+                            rows.getString(3), rows.getTimestamp(4).toInstant(), rows.getString(5)));
+                    total = rows.getLong(6);
+                }
+            }
+            return new Page(stalled, total);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not look for stalled sagas", e);
+        }
+    }
+}
