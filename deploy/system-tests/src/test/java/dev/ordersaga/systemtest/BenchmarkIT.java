@@ -44,6 +44,9 @@ class BenchmarkIT {
             assertThat(figures.at("/statementsPerSaga/" + service + "/statements").asDouble()).as(service)
                     .isGreaterThanOrEqualTo(2);
         }
+        // PostgreSQL's CPU went to the services' sessions, and its walsenders decoded the log for the relays
+        assertThat(figures.at("/postgresCpuMillisPerSagaByKind/service sessions").asDouble()).isPositive();
+        assertThat(figures.at("/postgresCpuMillisPerSagaByKind/walsenders").asDouble()).isPositive();
         // the stack worked during saturation, and no figure of the machine's load exceeds its cores
         double cores = figures.at("/machine/cores").asDouble();
         assertThat(figures.at("/machineLoad/saturation/stackCores").asDouble()).isPositive();

@@ -64,6 +64,8 @@ final class SagaBenchmark {
     private final String sku = SagaSystem.newSku();
     /** Transactions of the benchmark's own in the services' databases: its looks for confirmed orders. */
     private final AtomicLong ownCommits = new AtomicLong();
+    /** What each PostgreSQL process seen does, by its process title ({@link #postgresKind}). */
+    private final Map<Long, String> postgresKinds = new java.util.concurrent.ConcurrentHashMap<>();
 
     SagaBenchmark(SagaSystem saga, Settings settings) {
         this.saga = saga;
@@ -93,6 +95,7 @@ final class SagaBenchmark {
                 ? statementsPerSaga(saturation.size())
                 : Map.of("unavailable", "pg_stat_statements is not loaded (deploy/stack.sh up loads it)");
         Map<String, Double> cpuByProcess = cpuSecondsByProcess(cpuBefore, cpuAfter);
+        Map<String, Double> postgresCpu = postgresCpuByKind(cpuBefore, cpuAfter, saturation.size());
         double cpuSeconds = cpuByProcess.values().stream().mapToDouble(Double::doubleValue).sum();
         Map<String, Double> saturationMachine = machineLoad(machineBefore, machineAfter, cpuSeconds, seconds);
 
@@ -145,6 +148,7 @@ final class SagaBenchmark {
         r.put("statementsPerSaga", statementsPerSaga);
         r.put("cpuSecondsPerSaga", round(cpuSeconds / saturation.size()));
         r.put("cpuSecondsByProcess", roundAll(cpuByProcess));
+        r.put("postgresCpuMillisPerSagaByKind", postgresCpu);
         r.put("peakMemoryMiB", peakMemory());
         r.put("machineLoad", Map.of("saturation", saturationMachine, "openLoop", openMachine));
         r.put("physicalLimit", Map.of("pgbenchStepTps", round(pgbenchTps),
@@ -463,6 +467,46 @@ final class SagaBenchmark {
     }
 
     /**
+     * PostgreSQL's CPU by what its processes do, in milliseconds a saga: the services' sessions (protocol, parsing,
+     * planning, executing, committing), the walsenders that decode the log for the relays, the WAL writer,
+     * checkpointer and background writer, autovacuum, and the rest (the postmaster, the benchmark's own looks).
+     * A session that ended during the phase is missing from it.
+     */
+    private Map<String, Double> postgresCpuByKind(Map<String, Long> before, Map<String, Long> after, int sagas) {
+        Map<String, Double> millis = new LinkedHashMap<>();
+        for (String kind : List.of("service sessions", "walsenders", "WAL writer, checkpointer, background writer",
+                "autovacuum", "other")) {
+            millis.put(kind, 0.0);
+        }
+        for (var e : after.entrySet()) {
+            if (e.getKey().startsWith("postgres#")) {
+                String kind = postgresKinds.getOrDefault(Long.parseLong(e.getKey().substring("postgres#".length())), "other");
+                millis.merge(kind, (e.getValue() - before.getOrDefault(e.getKey(), 0L)) * 10.0 / sagas, Double::sum);
+            }
+        }
+        millis.replaceAll((kind, ms) -> round(ms));
+        return millis;
+    }
+
+    /** A PostgreSQL process's kind, from its title, e.g. "postgres: 15/main: walsender order_svc 127.0.0.1(…)". */
+    static String postgresKind(String cmdline) {
+        String title = cmdline.replace('\0', ' ').replaceFirst("^postgres: (\\S+: )?", "").strip();
+        if (title.startsWith("walsender ")) {
+            return "walsenders";
+        }
+        if (title.matches("^\\w+_svc .*")) {
+            return "service sessions";
+        }
+        if (title.startsWith("walwriter") || title.startsWith("checkpointer") || title.startsWith("background writer")) {
+            return "WAL writer, checkpointer, background writer";
+        }
+        if (title.startsWith("autovacuum")) {
+            return "autovacuum";
+        }
+        return "other";
+    }
+
+    /**
      * The whole machine's CPU ticks (/proc/stat): busy is everything but idle, iowait and steal; steal is what the
      * hypervisor gave to other guests while this one wanted to run.
      */
@@ -533,6 +577,7 @@ final class SagaBenchmark {
                     long pid = Long.parseLong(dir.getFileName().toString());
                     if (comm.equals("postgres")) {
                         pids.put("postgres#" + pid, pid);
+                        postgresKinds.computeIfAbsent(pid, p -> postgresKind(cmdline));
                     } else if (comm.equals("java") && cmdline.contains("kafka.Kafka")) {
                         pids.put("kafka", pid);
                     }
@@ -659,6 +704,7 @@ final class SagaBenchmark {
                   machine (cores busy; of them the stack, the load generator, anything else; share stolen by the hypervisor):
                     saturation %s
                     open loop %s
+                  PostgreSQL's CPU per saga at saturation, ms by kind of process: %s
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
                   statements per saga, by service (saturation phase; pg_stat_statements):%s
@@ -667,7 +713,7 @@ final class SagaBenchmark {
                 sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("warmupSeconds"), open.get("postToConfirmedMillis"),
                 open.get("databaseCommitsPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
                 r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
-                machine.get("saturation"), machine.get("openLoop"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
+                machine.get("saturation"), machine.get("openLoop"), r.get("postgresCpuMillisPerSagaByKind"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
                 limit.get("sagasPerSecond"), limit.get("ourRatio"), statementLines(r.get("statementsPerSaga")), activity);
         Files.writeString(settings.outDir().resolve("summary.txt"), summary);
         System.out.println(summary);
