@@ -1,19 +1,32 @@
 package dev.ordersaga.eventing;
 
+import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.SagaEvent;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.common.annotation.Identifier;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
@@ -24,6 +37,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Parking is the consumer's own decision, not the messaging layer's: only a message that no retry can mend is
  * parked. A message that fails for a passing reason, or because the service is shutting down, is never parked;
  * it stays unacknowledged and comes again.
+ *
+ * <p>Once its cause is mended, an operator republishes a parked message to the topic it came from ({@link #replay}):
+ * every consumer of that topic hears it again, and the inboxes let it through only where it was never applied.
+ * The parked copy stays on the dead-letter topic, which keeps what was parked and when.
  */
 @ApplicationScoped
 public class DeadLetters {
@@ -33,6 +50,47 @@ public class DeadLetters {
     public static final String TOPIC = "dead-letter-topic";
     public static final String PARTITION = "dead-letter-partition";
     public static final String OFFSET = "dead-letter-offset";
+
+    private static final Logger LOG = Logger.getLogger(DeadLetters.class);
+    private static final Duration READ_TIMEOUT = Duration.ofSeconds(10);
+
+    /** A parked message: where it lies on the dead-letter topic, why it was parked, and where it came from. */
+    public record Parked(int partition, long offset, Instant parkedAt, String reason, String cause, String topic,
+                         Integer originalPartition, Long originalOffset, String eventId, String eventType,
+                         String orderId, String correlationId) {
+
+        /** What the headers do not say (a message that came without them) is taken from the envelope, if it reads. */
+        static Parked of(ConsumerRecord<String, String> record) {
+            String originalPartition = header(record, PARTITION);
+            String originalOffset = header(record, OFFSET);
+            String eventId = header(record, EventHeaders.EVENT_ID);
+            String eventType = header(record, EventHeaders.EVENT_TYPE);
+            String correlationId = header(record, EventHeaders.CORRELATION_ID);
+            if (eventId == null || eventType == null || correlationId == null) {
+                Optional<EventEnvelope<SagaEvent>> envelope = readable(record.value());
+                eventId = eventId != null ? eventId : envelope.map(e -> e.eventId().toString()).orElse(null);
+                eventType = eventType != null ? eventType : envelope.map(EventEnvelope::type).orElse(null);
+                correlationId = correlationId != null ? correlationId : envelope.map(EventEnvelope::correlationId).orElse(null);
+            }
+            return new Parked(record.partition(), record.offset(), Instant.ofEpochMilli(record.timestamp()),
+                    header(record, REASON), header(record, CAUSE), header(record, TOPIC),
+                    originalPartition == null ? null : Integer.valueOf(originalPartition),
+                    originalOffset == null ? null : Long.valueOf(originalOffset),
+                    eventId, eventType, record.key(), correlationId);
+        }
+
+        private static Optional<EventEnvelope<SagaEvent>> readable(String value) {
+            try {
+                return value == null ? Optional.empty() : Optional.of(EventCodec.decode(value));
+            } catch (RuntimeException malformed) {
+                return Optional.empty();
+            }
+        }
+    }
+
+    /** Where a replayed message was republished. */
+    public record Replayed(String eventId, String topic, int partition, long offset) {
+    }
 
     @ConfigProperty(name = "eventing.service-name")
     String serviceName;
@@ -72,6 +130,110 @@ public class DeadLetters {
             throw new IllegalStateException("could not park a message of " + record.topic() + " on " + topic(), e);
         }
         meters.counter("saga.consumer.parked", "topic", record.topic()).increment();
+    }
+
+    /** The last {@code limit} messages parked on each partition of the dead-letter topic, the latest first. */
+    public List<Parked> list(int limit) {
+        try (KafkaConsumer<String, String> reader = reader()) {
+            List<TopicPartition> partitions = reader.partitionsFor(topic(), READ_TIMEOUT).stream()
+                    .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+            reader.assign(partitions);
+            Map<TopicPartition, Long> begin = reader.beginningOffsets(partitions, READ_TIMEOUT);
+            Map<TopicPartition, Long> end = reader.endOffsets(partitions, READ_TIMEOUT);
+            partitions.forEach(p -> reader.seek(p, Math.max(begin.get(p), end.get(p) - limit)));
+            List<Parked> parked = new ArrayList<>();
+            Instant deadline = Instant.now().plus(READ_TIMEOUT);
+            while (partitions.stream().anyMatch(p -> reader.position(p) < end.get(p))) {
+                if (Instant.now().isAfter(deadline)) {
+                    throw new IllegalStateException("could not read " + topic() + " to its end within " + READ_TIMEOUT);
+                }
+                reader.poll(Duration.ofMillis(200)).forEach(record -> parked.add(Parked.of(record)));
+            }
+            parked.sort(Comparator.comparing(Parked::parkedAt).thenComparing(Parked::offset).reversed());
+            return parked;
+        }
+    }
+
+    /**
+     * Republishes the message parked at the given place to the topic it came from, with its key, value and headers
+     * as they were before it was parked.
+     *
+     * @return where it was republished; empty if nothing is parked at that place
+     */
+    public Optional<Replayed> replay(int partition, long offset, String operator) {
+        Optional<ConsumerRecord<String, String>> found = read(partition, offset);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        ConsumerRecord<String, String> record = found.get();
+        String origin = header(record, TOPIC);
+        if (origin == null) {
+            throw new IllegalStateException(topic() + " " + partition + "@" + offset + " does not say where it came from");
+        }
+        ProducerRecord<String, String> again = new ProducerRecord<>(origin, null, record.key(), record.value());
+        for (Header header : record.headers()) {
+            if (!header.key().startsWith("dead-letter-")) {
+                again.headers().add(header);
+            }
+        }
+        RecordMetadata written;
+        try {
+            written = producer().send(again).get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while republishing a parked message to " + origin, e);
+        } catch (Exception e) {
+            throw new IllegalStateException("could not republish a parked message to " + origin, e);
+        }
+        Parked parked = Parked.of(record);
+        Replayed replayed = new Replayed(parked.eventId(), origin, written.partition(), written.offset());
+        meters.counter("saga.consumer.replayed", "topic", origin).increment();
+        // logged under the saga's correlation id, so that following a saga through the logs shows the replay too
+        try (Correlation.Scope ignored = Correlation.open(parked.correlationId(), null)) {
+            LOG.warnf("Operator %s republished parked %s %s of order %s (%s %d@%d, parked for: %s) to %s %d@%d",
+                    operator, parked.eventType(), parked.eventId(), record.key(), topic(), partition, offset,
+                    parked.reason(), origin, written.partition(), written.offset());
+        }
+        return Optional.of(replayed);
+    }
+
+    private Optional<ConsumerRecord<String, String>> read(int partition, long offset) {
+        try (KafkaConsumer<String, String> reader = reader()) {
+            List<PartitionInfo> partitions = reader.partitionsFor(topic(), READ_TIMEOUT);
+            if (partitions.stream().noneMatch(p -> p.partition() == partition)) {
+                return Optional.empty();
+            }
+            TopicPartition place = new TopicPartition(topic(), partition);
+            reader.assign(List.of(place));
+            long begin = reader.beginningOffsets(List.of(place), READ_TIMEOUT).get(place);
+            long end = reader.endOffsets(List.of(place), READ_TIMEOUT).get(place);
+            if (offset < begin || offset >= end) {
+                return Optional.empty();
+            }
+            reader.seek(place, offset);
+            Instant deadline = Instant.now().plus(READ_TIMEOUT);
+            while (reader.position(place) <= offset) {
+                if (Instant.now().isAfter(deadline)) {
+                    throw new IllegalStateException("could not read " + topic() + " " + partition + "@" + offset
+                            + " within " + READ_TIMEOUT);
+                }
+                for (ConsumerRecord<String, String> record : reader.poll(Duration.ofMillis(200))) {
+                    if (record.offset() == offset) {
+                        return Optional.of(record);
+                    }
+                }
+            }
+            return Optional.empty();
+        }
+    }
+
+    private KafkaConsumer<String, String> reader() {
+        return new KafkaConsumer<>(KafkaClients.readerConfig(kafkaBroker, serviceName + "-dead-letter-reader"));
+    }
+
+    private static String header(ConsumerRecord<String, String> record, String name) {
+        Header header = record.headers().lastHeader(name);
+        return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
     }
 
     private synchronized KafkaProducer<String, String> producer() {

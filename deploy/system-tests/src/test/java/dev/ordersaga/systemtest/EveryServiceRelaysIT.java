@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Each service streams its own outbox to its own topic, from its own database and slot. */
@@ -36,6 +37,13 @@ class EveryServiceRelaysIT {
             assertRelayed(topics, "shipping_db", Topics.SHIPPING_EVENTS, new ShipmentCancelled("shp-x"));
             KafkaTopicProbe.Received created = topics.awaitKey(orderId.toString(), Duration.ofSeconds(30));
             assertThat(created.record().topic()).isEqualTo(Topics.ORDER_EVENTS);
+
+            // and each lists the messages it parked on its own dead-letter topic, to operators only
+            for (ServiceProcess service : List.of(order, inventory, payment, shipping)) {
+                given().baseUri(service.baseUrl()).get("/operator/dead-letters").then().statusCode(401);
+                given().baseUri(service.baseUrl()).auth().preemptive().basic("operator", "operator")
+                        .get("/operator/dead-letters").then().statusCode(200).contentType("application/json");
+            }
         }
     }
 

@@ -47,7 +47,7 @@ public class StalledSagas {
             LEFT JOIN LATERAL (SELECT recorded_at, type FROM saga_event WHERE order_id = o.id
                                ORDER BY seq DESC LIMIT 1) e ON true
             WHERE o.status NOT IN ('CONFIRMED', 'CANCELLED') AND o.waiting_reason IS NULL
-              AND greatest(o.updated_at, e.recorded_at) < ?
+              AND greatest(o.updated_at, e.recorded_at) < ? AND greatest(o.updated_at, e.recorded_at) >= ?
             ORDER BY last_heard
             LIMIT ?""";
 
@@ -97,10 +97,19 @@ public class StalledSagas {
 
     /** The stalled sagas, longest silent first, at most {@code limit} of them. */
     public Page list(int limit) {
+        return list(Instant.EPOCH, limit);
+    }
+
+    /**
+     * The sagas that went silent at or after {@code since} and are stalled now, longest silent first, at most
+     * {@code limit} of them: what got stuck since a deploy or an incident.
+     */
+    public Page list(Instant since, int limit) {
         try (Connection connection = dataSource.getConnection();
              PreparedStatement query = connection.prepareStatement(STALLED)) {
             query.setTimestamp(1, Timestamp.from(Instant.now().minus(stalledAfter)));
-            query.setInt(2, limit);
+            query.setTimestamp(2, Timestamp.from(since));
+            query.setInt(3, limit);
             List<Stalled> stalled = new ArrayList<>();
             long total = 0;
             try (ResultSet rows = query.executeQuery()) {

@@ -6,6 +6,7 @@ import dev.ordersaga.order.application.StalledSagas;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.persistence.OperatorActionRepository;
 import dev.ordersaga.order.persistence.OrderRepository;
+import dev.ordersaga.http.ProblemException;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
@@ -23,6 +24,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.UUID;
 
@@ -59,12 +61,13 @@ public class OperatorResource {
 
     @GET
     @Operation(summary = "Orders waiting for a person (waiting=true), sagas that heard nothing for longer than "
-            + "order.stalled-after (stalled=true, longest silent first), or all orders not finished yet")
+            + "order.stalled-after (stalled=true, longest silent first; since=<instant>: those that went silent then "
+            + "or later), or all orders not finished yet")
     public List<WaitingOrder> list(@QueryParam("waiting") boolean waiting, @QueryParam("stalled") boolean stalled,
-                                   @QueryParam("limit") Integer limit) {
+                                   @QueryParam("since") String since, @QueryParam("limit") Integer limit) {
         int atMost = limit == null ? 100 : Math.max(1, Math.min(limit, 1000));
         if (stalled) {
-            return stalledSagas.list(atMost).sagas().stream()
+            return stalledSagas.list(since == null ? Instant.EPOCH : instant("since", since), atMost).sagas().stream()
                     .map(s -> new WaitingOrder(s.orderId(), s.status().name(), "stalled: nothing heard since " + s.lastEvent(),
                             s.lastHeardAt(), s.correlationId()))
                     .toList();
@@ -106,6 +109,15 @@ public class OperatorResource {
     public List<ActionView> actions(@PathParam("id") UUID id) {
         return QuarkusTransaction.requiringNew().call(() -> actions.forOrder(id).stream()
                 .map(a -> new ActionView(a.action(), a.operator(), a.at(), a.detail())).toList());
+    }
+
+    private static Instant instant(String parameter, String value) {
+        try {
+            return Instant.parse(value);
+        } catch (DateTimeParseException e) {
+            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid parameter",
+                    parameter + " must be an instant such as 2026-12-02T14:00:00Z, not " + value);
+        }
     }
 
     private String operator() {

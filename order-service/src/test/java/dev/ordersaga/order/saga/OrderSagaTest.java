@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
@@ -182,6 +183,8 @@ class OrderSagaTest {
 
     @Test
     void aSagaThatHearsNothingMoreIsListedAsStalledAndCounted() {
+        // the database keeps the orders of earlier runs, stalled too: the list is asked for those silent since now
+        Instant start = Instant.now().minusSeconds(1);
         Placed stalled = place();
         publish(stalled, new StockReserved("res-1", List.of()));
         publish(stalled, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
@@ -198,25 +201,29 @@ class OrderSagaTest {
         // placed last and left alone: once it counts as stalled, so would every order above that is still open
         Placed last = place();
 
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(stalledIds()).contains(last.id().toString()));
-        List<String> listed = stalledIds();
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(stalledIds(start)).contains(last.id().toString()));
+        List<String> listed = stalledIds(start);
         assertThat(listed).contains(stalled.id().toString()).doesNotContain(onHold.id().toString(), confirmed.id().toString());
-        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?stalled=true&limit=1000").then()
+        given().auth().preemptive().basic("operator", "operator").queryParam("since", start.toString())
+                .get("/operator/orders?stalled=true").then()
                 .body("find { it.orderId == '%s' }.status".formatted(stalled.id()), equalTo("PAID"))
                 .body("find { it.orderId == '%s' }.reason".formatted(stalled.id()), equalTo("stalled: nothing heard since PaymentSucceeded"))
                 .body("find { it.orderId == '%s' }.reason".formatted(last.id()), equalTo("stalled: nothing heard since OrderCreated"));
         given().get("/operator/orders?stalled=true").then().statusCode(401);
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?stalled=true&since=yesterday")
+                .then().statusCode(400).contentType("application/problem+json");
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(gauge("saga_orders_stalled"))
                 .isGreaterThanOrEqualTo(listed.size()));
         assertThat(gauge("saga_orders_stalled_oldest_seconds")).isGreaterThanOrEqualTo(2);
 
         publish(stalled, new ShipmentCreated("shp-1", "car_1"));
         awaitStatus(stalled, "CONFIRMED");
-        assertThat(stalledIds()).doesNotContain(stalled.id().toString());
+        assertThat(stalledIds(start)).doesNotContain(stalled.id().toString());
     }
 
-    private static List<String> stalledIds() {
-        return given().auth().preemptive().basic("operator", "operator").get("/operator/orders?stalled=true&limit=1000")
+    private static List<String> stalledIds(Instant since) {
+        return given().auth().preemptive().basic("operator", "operator").queryParam("since", since.toString())
+                .get("/operator/orders?stalled=true&limit=1000")
                 .then().statusCode(200).extract().jsonPath().getList("orderId", String.class);
     }
 
@@ -238,6 +245,52 @@ class OrderSagaTest {
                 && r.value().contains(twice.eventId().toString()), Duration.ofSeconds(30));
         assertThat(parked.header("dead-letter-reason")).contains("cannot onStockReserved");
         given().get("/orders/{id}", order.id()).then().body("status", equalTo("PAID"));
+    }
+
+    @Test
+    void aParkedMessageIsListedForOperatorsAndRepublishedToTheTopicItCameFrom() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of()));
+        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        awaitStatus(order, "PAID");
+        EventEnvelope<?> twice = publish(order, new StockReserved("res-2", List.of()));
+        KafkaTopicProbe.Received parked = orderEvents.await(r -> Topics.ORDER_DLQ.equals(r.record().topic())
+                && r.value().contains(twice.eventId().toString()), Duration.ofSeconds(30));
+
+        String listed = "find { it.eventId == '%s' }".formatted(twice.eventId());
+        given().get("/operator/dead-letters").then().statusCode(401);
+        var entry = given().auth().preemptive().basic("operator", "operator").get("/operator/dead-letters?limit=1000")
+                .then().statusCode(200)
+                .body(listed + ".reason", org.hamcrest.Matchers.containsString("cannot onStockReserved"))
+                .body(listed + ".topic", equalTo(Topics.INVENTORY_EVENTS))
+                .body(listed + ".eventType", equalTo("StockReserved"))
+                .body(listed + ".orderId", equalTo(order.id().toString()))
+                .body(listed + ".correlationId", equalTo(order.correlationId()))
+                .extract().jsonPath();
+        assertThat(entry.getInt(listed + ".partition")).isEqualTo(parked.record().partition());
+        assertThat(entry.getLong(listed + ".offset")).isEqualTo(parked.record().offset());
+
+        try (KafkaTopicProbe inventoryEvents = KafkaTopicProbe.fromNow(Topics.INVENTORY_EVENTS)) {
+            given().auth().preemptive().basic("operator", "operator")
+                    .post("/operator/dead-letters/{partition}/{offset}/replay", parked.record().partition(), parked.record().offset())
+                    .then().statusCode(202)
+                    .body("eventId", equalTo(twice.eventId().toString()))
+                    .body("topic", equalTo(Topics.INVENTORY_EVENTS));
+            // on its topic as it was before it was parked
+            KafkaTopicProbe.Received again = inventoryEvents.await(r -> r.value().contains(twice.eventId().toString()),
+                    Duration.ofSeconds(30));
+            assertThat(again.key()).isEqualTo(order.id().toString());
+            assertThat(again.value()).isEqualTo(parked.value());
+            assertThat(again.header("dead-letter-reason")).isNull();
+        }
+        // heard again; its cause is not mended (the order is PAID), so it is parked again and the order stays as it was
+        await().atMost(Duration.ofSeconds(30)).until(() -> orderEvents.matching(r -> Topics.ORDER_DLQ.equals(r.record().topic())
+                && r.value().contains(twice.eventId().toString())).size() == 2);
+        given().get("/orders/{id}", order.id()).then().body("status", equalTo("PAID"));
+
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/dead-letters/{partition}/{offset}/replay", parked.record().partition(), Long.MAX_VALUE - 1)
+                .then().statusCode(404).contentType("application/problem+json");
     }
 
     // --- fixtures

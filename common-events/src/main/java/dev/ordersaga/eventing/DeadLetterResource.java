@@ -1,0 +1,51 @@
+package dev.ordersaga.eventing;
+
+import dev.ordersaga.http.ProblemException;
+import io.quarkus.security.identity.SecurityIdentity;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+import java.util.List;
+
+/**
+ * The messages this service parked ({@link DeadLetters}), for an operator to look at and, once the cause is mended,
+ * to republish. Every service has it, for its own dead-letter topic.
+ */
+@Path("/operator/dead-letters")
+@Produces(MediaType.APPLICATION_JSON)
+@RolesAllowed("operator")
+@Tag(name = "operator", description = "Messages this service parked (role operator)")
+public class DeadLetterResource {
+
+    @Inject
+    DeadLetters deadLetters;
+
+    @Inject
+    SecurityIdentity identity;
+
+    @GET
+    @Operation(summary = "The messages parked on this service's dead-letter topic, the latest first")
+    public List<DeadLetters.Parked> list(@QueryParam("limit") Integer limit) {
+        return deadLetters.list(limit == null ? 100 : Math.max(1, Math.min(limit, 1000)));
+    }
+
+    @POST
+    @Path("/{partition}/{offset}/replay")
+    @Operation(summary = "Republish a parked message to the topic it came from; consumers that applied it skip it")
+    public Response replay(@PathParam("partition") int partition, @PathParam("offset") long offset) {
+        DeadLetters.Replayed replayed = deadLetters.replay(partition, offset, identity.getPrincipal().getName())
+                .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "No such parked message",
+                        "nothing is parked at " + deadLetters.topic() + " partition " + partition + " offset " + offset));
+        return Response.accepted(replayed).build();
+    }
+}
