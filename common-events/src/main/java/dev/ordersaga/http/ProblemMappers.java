@@ -2,6 +2,8 @@ package dev.ordersaga.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import dev.ordersaga.eventing.EventStoreException;
+import jakarta.persistence.PersistenceException;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.WebApplicationException;
@@ -9,6 +11,7 @@ import jakarta.ws.rs.core.Response;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
+import java.sql.SQLException;
 import java.util.Comparator;
 import java.util.List;
 
@@ -19,6 +22,7 @@ import java.util.List;
 public class ProblemMappers {
 
     private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
+    private static final String AGROAL_POOL = "io.agroal.pool.";
 
     @ServerExceptionMapper
     public Response problem(ProblemException e) {
@@ -57,6 +61,47 @@ public class ProblemMappers {
             LOG.error("Request failed", e);
         }
         return respond(status, e.getResponse().getStatusInfo().getReasonPhrase(), e.getMessage(), null);
+    }
+
+    @ServerExceptionMapper
+    public Response storeFailed(EventStoreException e) {
+        return databaseFailed(e);
+    }
+
+    @ServerExceptionMapper
+    public Response persistenceFailed(PersistenceException e) {
+        return databaseFailed(e);
+    }
+
+    /**
+     * A request that found every database connection in use for longer than the pool waits (a burst beyond what the
+     * service handles at once, or a cold start) is answered 503 with Retry-After: the service is busy, not broken, and
+     * nothing was written, since the transaction's first statement never had a connection. Any other failure of the
+     * database is the service's fault, a 500.
+     */
+    private static Response databaseFailed(RuntimeException e) {
+        if (!noConnectionFree(e)) {
+            LOG.error("Request failed", e);
+            return respond(500, "Internal Server Error", "the database refused the request; the service's log says why", null);
+        }
+        LOG.warnf("Request refused: no database connection was free (%s)", e.getMessage());
+        return Response.fromResponse(respond(503, "Service busy",
+                "no database connection was free in time; nothing was changed, try again", null))
+                .header("Retry-After", "1").build();
+    }
+
+    /**
+     * The pool's own timeout, anywhere in the chain. Agroal throws a plain SQLException with no SQL state for it (with
+     * one of two messages, neither a contract); what the database itself refuses comes as the driver's subclass.
+     */
+    static boolean noConnectionFree(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getClass() == SQLException.class && t.getStackTrace().length > 0
+                    && t.getStackTrace()[0].getClassName().startsWith(AGROAL_POOL)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** "place.request.items[0].sku" -> "items[0].sku": the field as the client wrote it. */

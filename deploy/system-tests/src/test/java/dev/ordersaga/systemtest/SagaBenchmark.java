@@ -66,6 +66,8 @@ final class SagaBenchmark {
     private final AtomicLong ownCommits = new AtomicLong();
     /** What each PostgreSQL process seen does, by its process title ({@link #postgresKind}). */
     private final Map<Long, String> postgresKinds = new java.util.concurrent.ConcurrentHashMap<>();
+    /** POSTs answered 503 (no database connection free in time) and sent again. */
+    private final AtomicLong busyAnswers = new AtomicLong();
 
     SagaBenchmark(SagaSystem saga, Settings settings) {
         this.saga = saga;
@@ -76,6 +78,7 @@ final class SagaBenchmark {
         long unfinishedAtStart = unfinishedOrders();
         saga.stock(sku, 10_000_000);
         confirmAll(sendClosedLoop(settings.warmupOrders()), Duration.ofMinutes(20));
+        long busyInWarmup = busyAnswers.get();
 
         long commitsBefore = commits();
         Map<String, long[]> rowsBefore = tableActivity();
@@ -87,6 +90,7 @@ final class SagaBenchmark {
         confirmAll(saturation, Duration.ofMinutes(10));
         double seconds = (System.nanoTime() - t0) / 1e9;
         double throughput = saturation.size() / seconds;
+        long busyInSaturation = busyAnswers.get() - busyInWarmup;
         long commitsPerSagaTotal = commits() - commitsBefore;
         Map<String, Long> cpuAfter = cpuTicks();
         MachineTicks machineAfter = MachineTicks.read();
@@ -110,7 +114,9 @@ final class SagaBenchmark {
         Map<String, Long> openCpuBefore = cpuTicks();
         MachineTicks openMachineBefore = MachineTicks.read();
         long o0 = System.nanoTime();
+        long busyBeforeOpen = busyAnswers.get();
         List<Sent> open = sendOpenLoop(rate, settings.openLoopSeconds());
+        long busyInOpen = busyAnswers.get() - busyBeforeOpen;
         Map<UUID, Instant> confirmedAt = confirmAll(open, Duration.ofMinutes(10));
         double openSeconds = (System.nanoTime() - o0) / 1e9;
         double openCpuSeconds = cpuSecondsByProcess(openCpuBefore, cpuTicks()).values().stream()
@@ -142,6 +148,7 @@ final class SagaBenchmark {
                 "databaseCommitsPerSaga", round((double) openCommits / open.size()),
                 "cpuSecondsPerSaga", round(openCpuSeconds / open.size()),
                 "coresBusy", round(openCpuSeconds / openSeconds)));
+        r.put("postsAnsweredBusy", Map.of("warmup", busyInWarmup, "saturation", busyInSaturation, "openLoop", busyInOpen));
         r.put("commitToConsumerMillis", percentiles(relayLatencies));
         r.put("databaseCommitsPerSaga", round(commitsPerSaga));
         r.put("tableActivityPerSaga", rowsPerSaga);
@@ -199,16 +206,29 @@ final class SagaBenchmark {
                 {"customerId": "bench", "items": [{"sku": "%s", "quantity": 1, "unitPrice": 10.50}], "currency": "EUR",
                  "paymentToken": "tok_ok", "shippingAddress": {"name": "Ada", "line1": "12 St James Square",
                  "city": "London", "postalCode": "SW1Y 4JH", "country": "GB"}}""".formatted(sku);
-        Instant sentAt = Instant.now();
         HttpRequest request = HttpRequest.newBuilder(URI.create(saga.url(SagaSystem.ORDER) + "/orders"))
                 .header("Content-Type", "application/json").timeout(Duration.ofSeconds(30))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        return HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString()).thenApply(response -> {
+        return post(request, Instant.now());
+    }
+
+    /**
+     * A 503 (busy: nothing was written) is sent again after its Retry-After, as a client would; the order's latency
+     * counts from the first try.
+     */
+    private CompletableFuture<Sent> post(HttpRequest request, Instant sentAt) {
+        return HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString()).thenCompose(response -> {
+            if (response.statusCode() == 503) {
+                busyAnswers.incrementAndGet();
+                long seconds = response.headers().firstValueAsLong("Retry-After").orElse(1);
+                return CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(seconds, TimeUnit.SECONDS))
+                        .thenCompose(ignored -> post(request, sentAt));
+            }
             if (response.statusCode() != 201) {
-                throw new IllegalStateException("POST /orders answered " + response.statusCode());
+                throw new IllegalStateException("POST /orders answered " + response.statusCode() + ": " + response.body());
             }
             String id = response.body().replaceAll(".*\"orderId\":\"([^\"]+)\".*", "$1");
-            return new Sent(UUID.fromString(id), sentAt);
+            return CompletableFuture.completedFuture(new Sent(UUID.fromString(id), sentAt));
         });
     }
 
@@ -699,6 +719,7 @@ final class SagaBenchmark {
                   saturation: %s confirmed sagas/s (%s orders, %s clients)
                   POST -> CONFIRMED at %s orders/s (open loop, %s s after %s s at that rate unmeasured): %s ms
                     open loop per saga: %s database commits, %s CPU seconds; %s cores busy
+                  POSTs answered 503 (busy) and sent again: %s
                   commit -> consumer: %s ms
                   per saga at saturation: %s database commits, %s CPU seconds
                   machine (cores busy; of them the stack, the load generator, anything else; share stolen by the hypervisor):
@@ -712,7 +733,7 @@ final class SagaBenchmark {
                 %s""".formatted(r.get("machine"), r.get("postgresDurable"), r.get("services"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
                 sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("warmupSeconds"), open.get("postToConfirmedMillis"),
                 open.get("databaseCommitsPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
-                r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
+                r.get("postsAnsweredBusy"), r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
                 machine.get("saturation"), machine.get("openLoop"), r.get("postgresCpuMillisPerSagaByKind"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
                 limit.get("sagasPerSecond"), limit.get("ourRatio"), statementLines(r.get("statementsPerSaga")), activity);
         Files.writeString(settings.outDir().resolve("summary.txt"), summary);

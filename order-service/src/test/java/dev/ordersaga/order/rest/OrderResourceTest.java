@@ -16,7 +16,16 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 
 import static io.restassured.RestAssured.given;
@@ -41,6 +50,44 @@ class OrderResourceTest {
     @AfterAll
     static void stopWatching() {
         orderEvents.close();
+    }
+
+    @Inject
+    DataSource dataSource;
+
+    @ConfigProperty(name = "quarkus.datasource.jdbc.max-size")
+    int poolSize;
+
+    @Test
+    void anOrderThatFindsNoDatabaseConnectionFreeIsRefusedAsBusyAndNothingIsWritten() throws Exception {
+        String correlationId = "busy-" + UUID.randomUUID();
+        List<Connection> held = new ArrayList<>();
+        try {
+            // every connection of the pool, as a burst of requests would hold them
+            while (held.size() < poolSize) {
+                held.add(dataSource.getConnection());
+            }
+            given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(Orders.requestJson())
+                    .when().post("/orders")
+                    .then().statusCode(503)
+                    .header("Retry-After", "1")
+                    .contentType("application/problem+json")
+                    .body("title", equalTo("Service busy"));
+        } finally {
+            for (Connection c : held) {
+                c.close();
+            }
+        }
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement orders = c.prepareStatement("SELECT count(*) FROM orders WHERE correlation_id = ?")) {
+            orders.setString(1, correlationId);
+            try (ResultSet count = orders.executeQuery()) {
+                count.next();
+                assertThat(count.getLong(1)).as("orders of the refused request").isZero();
+            }
+        }
+        given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(Orders.requestJson())
+                .when().post("/orders").then().statusCode(201);
     }
 
     @Test
