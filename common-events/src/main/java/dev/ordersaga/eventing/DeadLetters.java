@@ -132,7 +132,7 @@ public class DeadLetters {
         meters.counter("saga.consumer.parked", "topic", record.topic()).increment();
     }
 
-    /** The last {@code limit} messages parked on each partition of the dead-letter topic, the latest first. */
+    /** The last {@code limit} messages parked on the dead-letter topic, the latest first. */
     public List<Parked> list(int limit) {
         try (KafkaConsumer<String, String> reader = reader()) {
             List<TopicPartition> partitions = reader.partitionsFor(topic(), READ_TIMEOUT).stream()
@@ -150,7 +150,7 @@ public class DeadLetters {
                 reader.poll(Duration.ofMillis(200)).forEach(record -> parked.add(Parked.of(record)));
             }
             parked.sort(Comparator.comparing(Parked::parkedAt).thenComparing(Parked::offset).reversed());
-            return parked;
+            return parked.subList(0, Math.min(limit, parked.size()));
         }
     }
 

@@ -1,12 +1,12 @@
 package dev.ordersaga.order.rest;
 
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.application.StalledSagas;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.persistence.OperatorActionRepository;
 import dev.ordersaga.order.persistence.OrderRepository;
-import dev.ordersaga.http.ProblemException;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
