@@ -235,7 +235,7 @@ class OrderSagaTest {
     }
 
     @Test
-    void aFactTheOrderHasNoPlaceForIsParked() {
+    void aFactTheOrderHasNoPlaceForIsParkedListedForOperatorsAndRepublishedToTheTopicItCameFrom() {
         Placed order = place();
         publish(order, new StockReserved("res-1", List.of()));
         publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
@@ -245,17 +245,6 @@ class OrderSagaTest {
                 && r.value().contains(twice.eventId().toString()), Duration.ofSeconds(30));
         assertThat(parked.header("dead-letter-reason")).contains("cannot onStockReserved");
         given().get("/orders/{id}", order.id()).then().body("status", equalTo("PAID"));
-    }
-
-    @Test
-    void aParkedMessageIsListedForOperatorsAndRepublishedToTheTopicItCameFrom() {
-        Placed order = place();
-        publish(order, new StockReserved("res-1", List.of()));
-        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
-        awaitStatus(order, "PAID");
-        EventEnvelope<?> twice = publish(order, new StockReserved("res-2", List.of()));
-        KafkaTopicProbe.Received parked = orderEvents.await(r -> Topics.ORDER_DLQ.equals(r.record().topic())
-                && r.value().contains(twice.eventId().toString()), Duration.ofSeconds(30));
 
         String listed = "find { it.eventId == '%s' }".formatted(twice.eventId());
         given().get("/operator/dead-letters").then().statusCode(401);
