@@ -7,6 +7,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 
 /**
  * The clients the runtime makes for itself (the relay's producer, the dead letters' producer and reader). They start from the broker
@@ -20,12 +21,7 @@ public final class KafkaClients {
     }
 
     public static Properties producerConfig(Map<String, ?> broker, String clientId) {
-        Properties p = new Properties();
-        broker.forEach((name, value) -> {
-            if (value != null && ProducerConfig.configNames().contains(name)) {
-                p.put(name, value.toString());
-            }
-        });
+        Properties p = understood(broker, ProducerConfig.configNames());
         p.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
@@ -39,17 +35,22 @@ public final class KafkaClients {
      * moves no consumer group's offsets.
      */
     public static Properties readerConfig(Map<String, ?> broker, String clientId) {
-        Properties p = new Properties();
-        broker.forEach((name, value) -> {
-            if (value != null && ConsumerConfig.configNames().contains(name)) {
-                p.put(name, value.toString());
-            }
-        });
+        Properties p = understood(broker, ConsumerConfig.configNames());
         p.remove(ConsumerConfig.GROUP_ID_CONFIG);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        return p;
+    }
+
+    private static Properties understood(Map<String, ?> broker, Set<String> names) {
+        Properties p = new Properties();
+        broker.forEach((name, value) -> {
+            if (value != null && names.contains(name)) {
+                p.put(name, value.toString());
+            }
+        });
         return p;
     }
 }

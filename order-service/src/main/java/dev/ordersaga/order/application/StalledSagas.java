@@ -82,7 +82,7 @@ public class StalledSagas {
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void check() {
         Instant now = Instant.now();
-        Page stalled = list(1);
+        Page stalled = list(Instant.EPOCH, 1);
         count.set(stalled.total());
         if (stalled.sagas().isEmpty()) {
             oldestSeconds.set(0);
@@ -93,11 +93,6 @@ public class StalledSagas {
         LOG.warnf("STALLED: %d open saga(s) heard nothing for over %s; the oldest, order %s (correlation %s), is %s "
                         + "and last heard %s at %s", stalled.total(), stalledAfter, oldest.orderId(),
                 oldest.correlationId(), oldest.status(), oldest.lastEvent(), oldest.lastHeardAt());
-    }
-
-    /** The stalled sagas, longest silent first, at most {@code limit} of them. */
-    public Page list(int limit) {
-        return list(Instant.EPOCH, limit);
     }
 
     /**
