@@ -47,6 +47,11 @@ class BenchmarkIT {
         // PostgreSQL's CPU went to the services' sessions, and its walsenders decoded the log for the relays
         assertThat(figures.at("/postgresCpuMillisPerSagaByKind/service sessions").asDouble()).isPositive();
         assertThat(figures.at("/postgresCpuMillisPerSagaByKind/walsenders").asDouble()).isPositive();
+        // freshly started, every service compiled during the warm-up: the compiler threads are found and read
+        for (String service : new String[]{"order-service", "inventory-service", "payment-service", "shipping-service"}) {
+            assertThat(figures.at("/jitCompilerCpuSeconds/warmup/" + service).asDouble()).as(service).isPositive();
+            assertThat(figures.at("/jitCompilerCpuSeconds/openLoop/" + service).isNumber()).as(service).isTrue();
+        }
         // the stack worked during saturation, and no figure of the machine's load exceeds its cores
         double cores = figures.at("/machine/cores").asDouble();
         assertThat(figures.at("/machineLoad/saturation/stackCores").asDouble()).isPositive();

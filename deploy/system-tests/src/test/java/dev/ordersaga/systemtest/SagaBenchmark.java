@@ -77,8 +77,10 @@ final class SagaBenchmark {
     Map<String, Object> run() throws Exception {
         long unfinishedAtStart = unfinishedOrders();
         saga.stock(sku, 10_000_000);
+        Map<String, Long> jitBeforeWarmup = compilerTicks();
         confirmAll(sendClosedLoop(settings.warmupOrders()), Duration.ofMinutes(20));
         long busyInWarmup = busyAnswers.get();
+        Map<String, Long> jitBeforeSaturation = compilerTicks();
 
         long commitsBefore = commits();
         Map<String, long[]> rowsBefore = tableActivity();
@@ -93,6 +95,7 @@ final class SagaBenchmark {
         long busyInSaturation = busyAnswers.get() - busyInWarmup;
         long commitsPerSagaTotal = commits() - commitsBefore;
         Map<String, Long> cpuAfter = cpuTicks();
+        Map<String, Long> jitAfterSaturation = compilerTicks();
         MachineTicks machineAfter = MachineTicks.read();
         Map<String, Map<String, Double>> rowsPerSaga = perSaga(rowsBefore, settledTableActivity(rowsBefore), saturation.size());
         Map<String, Object> statementsPerSaga = statementsCounted
@@ -112,6 +115,7 @@ final class SagaBenchmark {
         confirmAll(sendOpenLoop(rate, settings.openLoopWarmupSeconds()), Duration.ofMinutes(10));
         long openCommitsBefore = commits();
         Map<String, Long> openCpuBefore = cpuTicks();
+        Map<String, Long> jitBeforeOpen = compilerTicks();
         MachineTicks openMachineBefore = MachineTicks.read();
         long o0 = System.nanoTime();
         long busyBeforeOpen = busyAnswers.get();
@@ -121,6 +125,7 @@ final class SagaBenchmark {
         double openSeconds = (System.nanoTime() - o0) / 1e9;
         double openCpuSeconds = cpuSecondsByProcess(openCpuBefore, cpuTicks()).values().stream()
                 .mapToDouble(Double::doubleValue).sum();
+        Map<String, Long> jitAfterOpen = compilerTicks();
         Map<String, Double> openMachine = machineLoad(openMachineBefore, MachineTicks.read(), openCpuSeconds, openSeconds);
         long openCommits = commits() - openCommitsBefore;
         List<Double> latencies = new ArrayList<>();
@@ -156,6 +161,11 @@ final class SagaBenchmark {
         r.put("cpuSecondsPerSaga", round(cpuSeconds / saturation.size()));
         r.put("cpuSecondsByProcess", roundAll(cpuByProcess));
         r.put("postgresCpuMillisPerSagaByKind", postgresCpu);
+        Map<String, Object> jit = new LinkedHashMap<>();
+        jit.put("warmup", roundAll(cpuSecondsByProcess(jitBeforeWarmup, jitBeforeSaturation)));
+        jit.put("saturation", roundAll(cpuSecondsByProcess(jitBeforeSaturation, jitAfterSaturation)));
+        jit.put("openLoop", roundAll(cpuSecondsByProcess(jitBeforeOpen, jitAfterOpen)));
+        r.put("jitCompilerCpuSeconds", jit);
         r.put("peakMemoryMiB", peakMemory());
         r.put("machineLoad", Map.of("saturation", saturationMachine, "openLoop", openMachine));
         r.put("physicalLimit", Map.of("pgbenchStepTps", round(pgbenchTps),
@@ -470,7 +480,42 @@ final class SagaBenchmark {
         return ticks;
     }
 
-    /** User and system CPU clock ticks of one process, from its /proc/PID/stat. */
+    /**
+     * CPU clock ticks of the JIT compiler threads of every JVM of the stack (the services, the sandboxes, Kafka): how
+     * much of a phase went to compiling rather than to the saga. A warm-up is long enough when this is near zero in
+     * the phases after it; with C2 it takes several times as many orders as with C1.
+     */
+    private Map<String, Long> compilerTicks() throws IOException {
+        Map<String, Long> ticks = new LinkedHashMap<>();
+        for (var p : processes().entrySet()) {
+            if (p.getKey().startsWith("postgres")) {
+                continue;
+            }
+            long sum = 0;
+            try (var threads = Files.list(Path.of("/proc", Long.toString(p.getValue()), "task"))) {
+                for (Path thread : threads.toList()) {
+                    try {
+                        if (isCompilerThread(Files.readString(thread.resolve("comm")).strip())) {
+                            sum += ticksOf(thread.resolve("stat"));
+                        }
+                    } catch (IOException gone) {
+                        // a compiler thread the JVM retired meanwhile (it starts and stops them with the load)
+                    }
+                }
+            } catch (IOException gone) {
+                continue;
+            }
+            ticks.put(p.getKey(), sum);
+        }
+        return ticks;
+    }
+
+    /** HotSpot names them "C1 CompilerThread0", "C2 CompilerThread1", …; Linux keeps the first 15 characters. */
+    static boolean isCompilerThread(String comm) {
+        return comm.matches("C[12] CompilerThr.*");
+    }
+
+    /** User and system CPU clock ticks of one process (or thread), from its /proc/PID/stat. */
     private static long ticksOf(Path stat) throws IOException {
         String[] f = Files.readString(stat).replaceAll("^.*\\) ", "").split(" ");
         return Long.parseLong(f[11]) + Long.parseLong(f[12]);
@@ -726,6 +771,7 @@ final class SagaBenchmark {
                     saturation %s
                     open loop %s
                   PostgreSQL's CPU per saga at saturation, ms by kind of process: %s
+                  JIT compiler threads, CPU seconds by phase (near zero after the warm-up, or the figures include compiling): %s
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
                   statements per saga, by service (saturation phase; pg_stat_statements):%s
@@ -734,7 +780,7 @@ final class SagaBenchmark {
                 sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("warmupSeconds"), open.get("postToConfirmedMillis"),
                 open.get("databaseCommitsPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
                 r.get("postsAnsweredBusy"), r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
-                machine.get("saturation"), machine.get("openLoop"), r.get("postgresCpuMillisPerSagaByKind"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
+                machine.get("saturation"), machine.get("openLoop"), r.get("postgresCpuMillisPerSagaByKind"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
                 limit.get("sagasPerSecond"), limit.get("ourRatio"), statementLines(r.get("statementsPerSaga")), activity);
         Files.writeString(settings.outDir().resolve("summary.txt"), summary);
         System.out.println(summary);
