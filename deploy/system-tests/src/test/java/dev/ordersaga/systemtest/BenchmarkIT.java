@@ -21,6 +21,8 @@ class BenchmarkIT {
         Path out = Path.of(System.getProperty("saga.bench.out", "target/benchmark"));
         SagaBenchmark.Settings settings = new SagaBenchmark.Settings(
                 Integer.getInteger("saga.bench.warmup-orders", 20),
+                Integer.getInteger("saga.bench.warmup-round", 10),
+                Double.parseDouble(System.getProperty("saga.bench.warmup-quiet-cores", "0.05")),
                 Integer.getInteger("saga.bench.saturation-orders", 100),
                 Integer.getInteger("saga.bench.concurrency", 16),
                 Double.parseDouble(System.getProperty("saga.bench.open-loop-rate", "0")),
@@ -33,6 +35,13 @@ class BenchmarkIT {
         }
         JsonNode figures = new ObjectMapper().readTree(out.resolve("benchmark.json").toFile());
         assertThat(figures.at("/saturation/confirmedSagasPerSecond").asDouble()).isPositive();
+        // the warm-up stopped at the first quiet round of the JIT or at its most orders, whichever came first
+        int warmupOrders = figures.at("/services/warmupOrders").asInt();
+        assertThat(figures.at("/services/warmupRounds").asInt()).isPositive();
+        assertThat(warmupOrders).isPositive().isLessThanOrEqualTo(settings.warmupOrders());
+        if (warmupOrders < settings.warmupOrders()) {
+            assertThat(figures.at("/services/warmupLastRoundJitCores").asDouble()).isLessThan(settings.warmupQuietCores());
+        }
         assertThat(figures.at("/openLoop/postToConfirmedMillis/p99").isNumber()).isTrue();
         assertThat(figures.at("/commitToConsumerMillis/p50").isNumber()).isTrue();
         assertThat(figures.at("/databaseCommitsPerSaga").asDouble()).isPositive();

@@ -51,8 +51,19 @@ import static org.awaitility.Awaitility.await;
  */
 final class SagaBenchmark {
 
-    record Settings(int warmupOrders, int saturationOrders, int concurrency, double openLoopRate,
-                    int openLoopWarmupSeconds, int openLoopSeconds, int pgbenchSeconds, Path outDir) {
+    /**
+     * @param warmupOrders    the most orders the warm-up sends
+     * @param warmupRound     the warm-up sends its orders in rounds of this many, and ends after the first round in
+     *                        which the JIT compilers of the stack took less than {@code warmupQuietCores}
+     * @param warmupQuietCores the JIT's share of the machine (in cores) below which the stack counts as warmed up
+     */
+    record Settings(int warmupOrders, int warmupRound, double warmupQuietCores, int saturationOrders, int concurrency,
+                    double openLoopRate, int openLoopWarmupSeconds, int openLoopSeconds, int pgbenchSeconds,
+                    Path outDir) {
+    }
+
+    /** How the warm-up ended: the orders it sent, in how many rounds, and the JIT's share of the machine in the last. */
+    private record Warmup(int orders, int rounds, double lastRoundJitCores) {
     }
 
     private static final List<String> DATABASES = List.of("order_db", "inventory_db", "payment_db", "shipping_db");
@@ -78,7 +89,7 @@ final class SagaBenchmark {
         long unfinishedAtStart = unfinishedOrders();
         saga.stock(sku, 10_000_000);
         Map<String, Long> jitBeforeWarmup = compilerTicks();
-        confirmAll(sendClosedLoop(settings.warmupOrders()), Duration.ofMinutes(20));
+        Warmup warmup = warmUp();
         long busyInWarmup = busyAnswers.get();
         Map<String, Long> jitBeforeSaturation = compilerTicks();
 
@@ -144,7 +155,8 @@ final class SagaBenchmark {
         r.put("postgresDurable", durable());
         r.put("unfinishedOrdersAtStart", unfinishedAtStart);
         r.put("services", Map.of("jvmOptions", System.getProperty("saga.service.jvm-options", ""),
-                "warmupOrders", settings.warmupOrders()));
+                "warmupOrders", warmup.orders(), "warmupRounds", warmup.rounds(),
+                "warmupLastRoundJitCores", round(warmup.lastRoundJitCores())));
         r.put("saturation", Map.of("orders", saturation.size(), "concurrency", settings.concurrency(),
                 "seconds", round(seconds), "confirmedSagasPerSecond", round(throughput)));
         r.put("openLoop", Map.of("ratePerSecond", round(rate), "warmupSeconds", settings.openLoopWarmupSeconds(),
@@ -175,6 +187,35 @@ final class SagaBenchmark {
     }
 
     // --- load
+
+    /**
+     * Sends closed-loop rounds until the JIT has compiled what the saga runs: a round in which the compiler threads of
+     * the stack used less than {@link Settings#warmupQuietCores()}, or {@link Settings#warmupOrders()} in all. C1
+     * gets there within a few thousand orders; C2 keeps compiling for many more (a third of a core still after 12000
+     * orders on the benchmark machine), and a fixed warm-up either wasted minutes or measured the compiler.
+     */
+    private Warmup warmUp() throws Exception {
+        int sent = 0;
+        int rounds = 0;
+        double jitCores = Double.NaN;
+        while (sent < settings.warmupOrders()) {
+            int round = Math.min(settings.warmupRound(), settings.warmupOrders() - sent);
+            Map<String, Long> jitBefore = compilerTicks();
+            long t0 = System.nanoTime();
+            confirmAll(sendClosedLoop(round), Duration.ofMinutes(20));
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            jitCores = cpuSecondsByProcess(jitBefore, compilerTicks()).values().stream()
+                    .mapToDouble(Double::doubleValue).sum() / seconds;
+            sent += round;
+            rounds++;
+            System.out.printf("warm-up round %d: %d orders in %.1f s, JIT compilers %.2f cores%n", rounds, round,
+                    seconds, jitCores);
+            if (jitCores < settings.warmupQuietCores()) {
+                break;
+            }
+        }
+        return new Warmup(sent, rounds, jitCores);
+    }
 
     private record Sent(UUID orderId, Instant sentAt) {
     }
