@@ -63,7 +63,7 @@ final class SagaBenchmark {
     }
 
     /** How the warm-up ended: the orders it sent, in how many rounds, and the JIT's share of the machine in the last. */
-    private record Warmup(int orders, int rounds, double lastRoundJitCores) {
+    private record Warmup(int orders, int rounds, double lastRoundJitCores, boolean quiet) {
     }
 
     private static final List<String> DATABASES = List.of("order_db", "inventory_db", "payment_db", "shipping_db");
@@ -156,7 +156,7 @@ final class SagaBenchmark {
         r.put("unfinishedOrdersAtStart", unfinishedAtStart);
         r.put("services", Map.of("jvmOptions", System.getProperty("saga.service.jvm-options", ""),
                 "warmupOrders", warmup.orders(), "warmupRounds", warmup.rounds(),
-                "warmupLastRoundJitCores", round(warmup.lastRoundJitCores())));
+                "warmupLastRoundJitCores", round(warmup.lastRoundJitCores()), "warmupEndedQuiet", warmup.quiet()));
         r.put("saturation", Map.of("orders", saturation.size(), "concurrency", settings.concurrency(),
                 "seconds", round(seconds), "confirmedSagasPerSecond", round(throughput)));
         r.put("openLoop", Map.of("ratePerSecond", round(rate), "warmupSeconds", settings.openLoopWarmupSeconds(),
@@ -174,9 +174,9 @@ final class SagaBenchmark {
         r.put("cpuSecondsByProcess", roundAll(cpuByProcess));
         r.put("postgresCpuMillisPerSagaByKind", postgresCpu);
         Map<String, Object> jit = new LinkedHashMap<>();
-        jit.put("warmup", roundAll(cpuSecondsByProcess(jitBeforeWarmup, jitBeforeSaturation)));
-        jit.put("saturation", roundAll(cpuSecondsByProcess(jitBeforeSaturation, jitAfterSaturation)));
-        jit.put("openLoop", roundAll(cpuSecondsByProcess(jitBeforeOpen, jitAfterOpen)));
+        jit.put("warmup", roundAll(jitSeconds(jitBeforeWarmup, jitBeforeSaturation)));
+        jit.put("saturation", roundAll(jitSeconds(jitBeforeSaturation, jitAfterSaturation)));
+        jit.put("openLoop", roundAll(jitSeconds(jitBeforeOpen, jitAfterOpen)));
         r.put("jitCompilerCpuSeconds", jit);
         r.put("peakMemoryMiB", peakMemory());
         r.put("machineLoad", Map.of("saturation", saturationMachine, "openLoop", openMachine));
@@ -204,17 +204,17 @@ final class SagaBenchmark {
             long t0 = System.nanoTime();
             confirmAll(sendClosedLoop(round), Duration.ofMinutes(20));
             double seconds = (System.nanoTime() - t0) / 1e9;
-            jitCores = cpuSecondsByProcess(jitBefore, compilerTicks()).values().stream()
+            jitCores = jitSeconds(jitBefore, compilerTicks()).values().stream()
                     .mapToDouble(Double::doubleValue).sum() / seconds;
             sent += round;
             rounds++;
             System.out.printf("warm-up round %d: %d orders in %.1f s, JIT compilers %.2f cores%n", rounds, round,
                     seconds, jitCores);
             if (jitCores < settings.warmupQuietCores()) {
-                break;
+                return new Warmup(sent, rounds, jitCores, true);
             }
         }
-        return new Warmup(sent, rounds, jitCores);
+        return new Warmup(sent, rounds, jitCores, false);
     }
 
     private record Sent(UUID orderId, Instant sentAt) {
@@ -549,6 +549,17 @@ final class SagaBenchmark {
             ticks.put(p.getKey(), sum);
         }
         return ticks;
+    }
+
+    /**
+     * CPU seconds of the compiler threads between two {@link #compilerTicks()} readings. Where a JVM has more than one
+     * compiler thread of a kind it may retire one meanwhile, and its ticks leave the sum: such a process reads zero
+     * rather than less than nothing.
+     */
+    private static Map<String, Double> jitSeconds(Map<String, Long> before, Map<String, Long> after) {
+        Map<String, Double> seconds = cpuSecondsByProcess(before, after);
+        seconds.replaceAll((process, s) -> Math.max(0, s));
+        return seconds;
     }
 
     /** HotSpot names them "C1 CompilerThread0", "C2 CompilerThread1", …; Linux keeps the first 15 characters. */
