@@ -10,6 +10,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -42,16 +45,35 @@ public class TransactionalWrites {
     /**
      * One statement with its parameters. Writes joined with {@link #then} go to the database in one round trip: the
      * driver sends the statements together and waits for the server once, and they succeed or fail with the caller's
-     * transaction like any other write.
+     * transaction like any other write. A write may require the rows its statement changes ({@link #expecting}), as an
+     * update of a versioned row does: checked for every statement of the round trip, not only the first.
+     *
+     * @param expectedRows for each statement of {@code sql} (the SQL of one write may hold more than one), the rows it
+     *                     must change, or null for any number
      */
-    public record Write(String sql, int parameterCount, IndexedParameters parameters) {
+    public record Write(String sql, int parameterCount, IndexedParameters parameters, List<Integer> expectedRows) {
+
+        /** A write of one or more statements (separated by semicolons), each free to change any number of rows. */
+        public Write(String sql, int parameterCount, IndexedParameters parameters) {
+            this(sql, parameterCount, parameters, Collections.nCopies(sql.split(";").length, null));
+        }
+
+        /** This write of one statement, required to change exactly so many rows. */
+        public Write expecting(int rows) {
+            if (expectedRows.size() != 1) {
+                throw new IllegalStateException("a row count is expected of a single statement: " + sql);
+            }
+            return new Write(sql, parameterCount, parameters, List.of(rows));
+        }
 
         public Write then(Write next) {
             int offset = parameterCount;
+            List<Integer> expected = new ArrayList<>(expectedRows);
+            expected.addAll(next.expectedRows);
             return new Write(sql + ";\n" + next.sql, parameterCount + next.parameterCount, (statement, first) -> {
                 parameters.set(statement, first);
                 next.parameters.set(statement, first + offset);
-            });
+            }, Collections.unmodifiableList(expected));
         }
     }
 
@@ -95,11 +117,30 @@ public class TransactionalWrites {
      * Sends the write, or the writes joined into it, in one round trip.
      *
      * @return the number of rows the first statement wrote
-     * @throws EventStoreException if the database refused it: the transaction must roll back
+     * @throws EventStoreException if the database refused it, or a statement changed other than the rows it expected:
+     *                             the transaction must roll back
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public int write(Write write, Supplier<String> what) {
-        return write(write.sql(), statement -> write.parameters().set(statement, 1), what);
+        return execute(write.sql(), statement -> write.parameters().set(statement, 1), statement -> {
+            boolean resultSet = statement.execute();
+            int first = -1;
+            for (int i = 0; ; i++) {
+                int rows = resultSet ? -1 : statement.getUpdateCount();
+                if (!resultSet && rows == -1) {
+                    return first;
+                }
+                Integer expected = i < write.expectedRows().size() ? write.expectedRows().get(i) : null;
+                if (expected != null && rows != expected) {
+                    throw new EventStoreException("could not " + what.get() + ": statement " + (i + 1) + " changed "
+                            + rows + " row(s), not " + expected, null);
+                }
+                if (i == 0) {
+                    first = rows;
+                }
+                resultSet = statement.getMoreResults();
+            }
+        }, what);
     }
 
     /**

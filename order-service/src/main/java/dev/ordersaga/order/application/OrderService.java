@@ -62,6 +62,7 @@ public class OrderService {
     public record Placement(Order order, boolean replayed) {
     }
 
+    /** @param requestHash the request's hash, needed only with an idempotency key */
     @Transactional
     public Placement place(PlaceOrder command, Optional<String> idempotencyKey, String requestHash) {
         Optional<Order> earlier = idempotencyKey.flatMap(key -> replay(key, requestHash));
@@ -70,9 +71,9 @@ public class OrderService {
         }
         Order.Placed placed = Order.place(UUID.randomUUID(), command.customerId(), command.items(), command.currency(),
                 command.shippingAddress(), command.paymentToken(), command.correlationId());
-        orders.persist(placed.order());
+        // the order, its items, its event and its timeline entry in one round trip; the key (rare) after it, at commit
+        publish(placed.order(), placed.event(), orders.insertion(placed.order()));
         idempotencyKey.ifPresent(key -> idempotencyKeys.persist(new IdempotencyKey(key, requestHash, placed.order().id())));
-        publish(placed.order(), placed.event());
         LOG.infof("Order %s placed: %d item(s), total %s %s", placed.order().id(), command.items().size(),
                 placed.order().total(), command.currency());
         return new Placement(placed.order(), false);
@@ -137,22 +138,26 @@ public class OrderService {
     public void apply(EventEnvelope<?> event, Function<Order, Optional<OrderEvent>> fact) {
         SagaEventRecord record = new SagaEventRecord(event.eventId(), event.orderId(), event.type(),
                 producerOf(event.topic()), event.occurredAt(), event.correlationId(), event.causationId());
-        Optional<Order> found = orders.findForUpdate(event.orderId());
+        Optional<Order> found = orders.findForChange(event.orderId());
         if (found.isEmpty()) {
             LOG.infof("%s for unknown order %s skipped", event.type(), event.orderId());
             return;
         }
         Order order = found.get();
+        Order.Progress progress = order.progress();
         var before = order.status();
         Optional<OrderEvent> next = fact.apply(order);
         if (order.status() == before && next.isEmpty() && (before.isFinal() || before == OrderStatus.COMPENSATING)) {
             record.note("late: the order was " + before + "; the producer undoes its own step");
             LOG.infof("Late %s for order %s in %s: recorded, the order does not move", event.type(), order.id(), before);
         }
+        // the order's change, the fact in the timeline and the event it caused: one round trip
+        Optional<TransactionalWrites.Write> change = orders.update(order, progress);
         if (next.isPresent()) {
-            publish(order, next.get(), timeline.entry(record));
+            TransactionalWrites.Write entry = timeline.entry(record);
+            publish(order, next.get(), change.map(c -> c.then(entry)).orElse(entry));
         } else {
-            timeline.append(record);
+            timeline.append(record, change);
         }
         if (order.status() != before) {
             LOG.infof("Order %s: %s -> %s on %s", order.id(), before, order.status(), event.type());
@@ -169,15 +174,15 @@ public class OrderService {
     }
 
     /**
-     * The event goes to the outbox and into the timeline, after {@code noted} if given (the fact that caused it), in
-     * one round trip.
+     * The event goes to the outbox and into the timeline, after {@code before} if given (the fact that caused it, or
+     * the new order itself), in one round trip.
      */
-    private void publish(Order order, OrderEvent event, TransactionalWrites.Write noted) {
+    private void publish(Order order, OrderEvent event, TransactionalWrites.Write before) {
         EventEnvelope<OrderEvent> envelope = outbox.publish(order.id(), event, published -> {
             TransactionalWrites.Write entry = timeline.entry(new SagaEventRecord(published.eventId(), order.id(),
                     published.type(), "order", published.occurredAt(), published.correlationId(),
                     published.causationId()));
-            return noted == null ? entry : noted.then(entry);
+            return before == null ? entry : before.then(entry);
         });
         switch (envelope.type()) {
             case "OrderConfirmed" -> meters.counter("saga.orders.finished", "status", "CONFIRMED").increment();

@@ -335,6 +335,20 @@ public class Order {
         updatedAt = Instant.now();
     }
 
+    /**
+     * What of an order its saga changes, as it stands: compared before and after a fact, and written as one row
+     * update (the repository's), with the version it was read at.
+     */
+    public record Progress(OrderStatus status, String cancelReason, String waitingReason, Instant waitingSince,
+                           boolean stockReserved, boolean paid, boolean shipmentCreated, boolean stockReleased,
+                           boolean paymentRefunded, boolean shipmentCancelled, Instant updatedAt, long version) {
+    }
+
+    public Progress progress() {
+        return new Progress(status, cancelReason, waitingReason, waitingSince, stockReserved, paid, shipmentCreated,
+                stockReleased, paymentRefunded, shipmentCancelled, updatedAt, version);
+    }
+
     public UUID id() {
         return id;
     }

@@ -83,7 +83,8 @@ public class OrderResource {
                 request.paymentToken(), correlationId);
         Order order;
         try (Correlation.Scope ignored = Correlation.open(correlationId, null)) {
-            order = orders.place(command, idempotencyKey, hash(request)).order();
+            // the hash (the request as JSON, then SHA-256) only where a key needs it
+            order = orders.place(command, idempotencyKey, idempotencyKey.isPresent() ? hash(request) : null).order();
         } catch (PersistenceException raceOnTheSameKey) {
             // a concurrent request with the same key won: answer with its order (or 422 if its body differed)
             String hash = hash(request);

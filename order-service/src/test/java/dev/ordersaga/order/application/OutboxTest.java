@@ -1,11 +1,17 @@
 package dev.ordersaga.order.application;
 
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.eventing.EventStoreException;
 import dev.ordersaga.eventing.OutboxWriter;
+import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.OrderCancelled;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.order.domain.Address;
+import dev.ordersaga.order.domain.Order;
+import dev.ordersaga.order.domain.OrderStatus;
 import dev.ordersaga.order.domain.OrderItem;
 import dev.ordersaga.order.persistence.OrderRepository;
 import dev.ordersaga.testing.KafkaTopicProbe;
@@ -31,6 +37,7 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 @QuarkusTest
 @WithTestResource(StackTestResource.class)
@@ -49,6 +56,9 @@ class OutboxTest {
 
     @Inject
     DataSource dataSource;
+
+    @Inject
+    TransactionalWrites writes;
 
     @BeforeAll
     static void watchTopic() {
@@ -108,6 +118,67 @@ class OutboxTest {
             rs.next();
             assertThat(rs.getLong(1)).isZero();
         }
+    }
+
+    @Test
+    void aPlacedOrderIsStoredWhole() {
+        OrderService.PlaceOrder command = new OrderService.PlaceOrder("cust-2",
+                List.of(new OrderItem("SKU-MUG", 2, new BigDecimal("3.50")), new OrderItem("SKU-PEN", 1, new BigDecimal("1.25"))),
+                "EUR", new Address("Ada", "1 Main St", "Flat 2", "London", "E1", "GB"), "tok_ok", "whole-" + UUID.randomUUID());
+        UUID orderId;
+        try (Correlation.Scope ignored = Correlation.open(command.correlationId(), null)) {
+            orderId = orderService.place(command, Optional.empty(), null).order().id();
+        }
+
+        Order stored = QuarkusTransaction.requiringNew().call(() -> orders.findWithItems(orderId)).orElseThrow();
+        assertThat(stored.status()).isEqualTo(OrderStatus.PENDING);
+        assertThat(stored.total()).isEqualByComparingTo("8.25");
+        assertThat(stored.customerId()).isEqualTo("cust-2");
+        assertThat(stored.correlationId()).isEqualTo(command.correlationId());
+        assertThat(stored.shippingAddress().line2()).isEqualTo("Flat 2");
+        assertThat(stored.items()).extracting(OrderItem::sku, OrderItem::quantity)
+                .containsExactly(tuple("SKU-MUG", 2), tuple("SKU-PEN", 1));
+        assertThat(stored.progress().version()).isZero();
+        assertThat(stored.progress().stockReserved()).isFalse();
+    }
+
+    @Test
+    void aChangeWrittenOverAnotherIsRefusedAndNothingOfItStays() {
+        UUID orderId;
+        try (Correlation.Scope ignored = Correlation.open("stale-" + UUID.randomUUID(), null)) {
+            orderId = orderService.place(placeOrder("stale"), Optional.empty(), null).order().id();
+        }
+
+        assertThatThrownBy(() -> QuarkusTransaction.requiringNew().run(() -> {
+            Order order = orders.findForChange(orderId).orElseThrow();
+            Order.Progress read = order.progress();
+            order.startCompensation("test", "customer");
+            // the row moves on after it was read: the update must find nothing to write over
+            writes.write("UPDATE orders SET version = version + 1 WHERE id = ?", bump -> bump.setObject(1, orderId),
+                    () -> "bump the version of order " + orderId);
+            writes.write(orders.update(order, read).orElseThrow(), () -> "update order " + orderId);
+        })).isInstanceOf(EventStoreException.class).hasMessageContaining("changed 0 row(s), not 1");
+
+        Order after = QuarkusTransaction.requiringNew().call(() -> orders.findById(orderId));
+        assertThat(after.status()).isEqualTo(OrderStatus.PENDING);
+        assertThat(after.progress().version()).isZero();
+    }
+
+    @Test
+    void aFactChangesTheOrderOnceAndBumpsItsVersion() {
+        UUID orderId;
+        try (Correlation.Scope ignored = Correlation.open("fact-" + UUID.randomUUID(), null)) {
+            orderId = orderService.place(placeOrder("fact"), Optional.empty(), null).order().id();
+        }
+        EventEnvelope<StockReserved> reserved = EventEnvelope.of(orderId, "fact", null, new StockReserved("res-1", List.of()));
+        try (Correlation.Scope ignored = Correlation.open("fact", reserved.eventId())) {
+            QuarkusTransaction.requiringNew().run(() -> orderService.apply(reserved, Order::onStockReserved));
+        }
+
+        Order after = QuarkusTransaction.requiringNew().call(() -> orders.findById(orderId));
+        assertThat(after.status()).isEqualTo(OrderStatus.STOCK_RESERVED);
+        assertThat(after.progress().stockReserved()).isTrue();
+        assertThat(after.progress().version()).isEqualTo(1);
     }
 
     private static OrderService.PlaceOrder placeOrder(String correlationId) {
