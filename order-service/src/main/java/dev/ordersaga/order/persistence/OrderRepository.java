@@ -50,11 +50,7 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
             insert.setString(first + 4, order.currency());
             insert.setString(first + 5, to.name());
             insert.setString(first + 6, to.line1());
-            if (to.line2() == null) {
-                insert.setNull(first + 7, Types.VARCHAR);
-            } else {
-                insert.setString(first + 7, to.line2());
-            }
+            setNullable(insert, first + 7, to.line2());
             insert.setString(first + 8, to.city());
             insert.setString(first + 9, to.postalCode());
             insert.setString(first + 10, to.country());
