@@ -52,6 +52,9 @@ public class OrderService {
     OutboxWriter outbox;
 
     @Inject
+    TransactionalWrites writes;
+
+    @Inject
     MeterRegistry meters;
 
     public record PlaceOrder(String customerId, List<OrderItem> items, String currency, Address shippingAddress,
@@ -152,12 +155,12 @@ public class OrderService {
             LOG.infof("Late %s for order %s in %s: recorded, the order does not move", event.type(), order.id(), before);
         }
         // the order's change, the fact in the timeline and the event it caused: one round trip
-        Optional<TransactionalWrites.Write> change = orders.update(order, progress);
+        TransactionalWrites.Write entry = timeline.entry(record);
+        TransactionalWrites.Write noted = orders.update(order, progress).map(change -> change.then(entry)).orElse(entry);
         if (next.isPresent()) {
-            TransactionalWrites.Write entry = timeline.entry(record);
-            publish(order, next.get(), change.map(c -> c.then(entry)).orElse(entry));
+            publish(order, next.get(), noted);
         } else {
-            timeline.append(record, change);
+            writes.write(noted, () -> "note " + record.type() + " in the timeline of order " + record.orderId());
         }
         if (order.status() != before) {
             LOG.infof("Order %s: %s -> %s on %s", order.id(), before, order.status(), event.type());

@@ -5,13 +5,10 @@ import dev.ordersaga.order.domain.SagaEventRecord;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import io.quarkus.panache.common.Sort;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.inject.Inject;
-import jakarta.transaction.Transactional;
 
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 
 @ApplicationScoped
@@ -22,23 +19,12 @@ public class SagaEventRepository implements PanacheRepositoryBase<SagaEventRecor
                                     causation_id, note)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
-    @Inject
-    TransactionalWrites writes;
-
     /**
-     * Adds an entry in the caller's transaction, in one round trip with {@code before} (the change the entry
-     * records), if given. The timeline is append-only and never read back in the transaction that writes it, so it is
-     * written with one plain INSERT: persisting the entity made Hibernate run its identity insert immediately, with
-     * the whole persist machinery around it, for every event of every saga (a tenth of this service's CPU under load).
+     * The write that adds an entry, to send with others in the caller's transaction, in one round trip. The timeline
+     * is append-only and never read back in the transaction that writes it, so it is written with one plain INSERT:
+     * persisting the entity made Hibernate run its identity insert immediately, with the whole persist machinery
+     * around it, for every event of every saga (a tenth of this service's CPU under load).
      */
-    @Transactional(Transactional.TxType.MANDATORY)
-    public void append(SagaEventRecord entry, Optional<TransactionalWrites.Write> before) {
-        TransactionalWrites.Write insert = entry(entry);
-        writes.write(before.map(b -> b.then(insert)).orElse(insert),
-                () -> "note " + entry.type() + " in the timeline of order " + entry.orderId());
-    }
-
-    /** The write that adds the entry, to send with others in one round trip. */
     public TransactionalWrites.Write entry(SagaEventRecord entry) {
         return new TransactionalWrites.Write(INSERT, 9, (insert, first) -> {
             insert.setObject(first, entry.eventId());

@@ -109,10 +109,7 @@ class OutboxTest {
 
     @Test
     void outboxRowsAreNotKeptOnceWritten() throws Exception {
-        UUID orderId;
-        try (Correlation.Scope ignored = Correlation.open("kept-" + UUID.randomUUID(), null)) {
-            orderId = orderService.place(placeOrder("kept"), Optional.empty(), "-").order().id();
-        }
+        UUID orderId = placed("kept");
         orderEvents.awaitKey(orderId.toString(), Duration.ofSeconds(30));
         try (Connection c = dataSource.getConnection(); ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM outbox")) {
             rs.next();
@@ -144,10 +141,7 @@ class OutboxTest {
 
     @Test
     void aChangeWrittenOverAnotherIsRefusedAndNothingOfItStays() {
-        UUID orderId;
-        try (Correlation.Scope ignored = Correlation.open("stale-" + UUID.randomUUID(), null)) {
-            orderId = orderService.place(placeOrder("stale"), Optional.empty(), null).order().id();
-        }
+        UUID orderId = placed("stale");
 
         assertThatThrownBy(() -> QuarkusTransaction.requiringNew().run(() -> {
             Order order = orders.findForChange(orderId).orElseThrow();
@@ -166,10 +160,7 @@ class OutboxTest {
 
     @Test
     void aFactChangesTheOrderOnceAndBumpsItsVersion() {
-        UUID orderId;
-        try (Correlation.Scope ignored = Correlation.open("fact-" + UUID.randomUUID(), null)) {
-            orderId = orderService.place(placeOrder("fact"), Optional.empty(), null).order().id();
-        }
+        UUID orderId = placed("fact");
         EventEnvelope<StockReserved> reserved = EventEnvelope.of(orderId, "fact", null, new StockReserved("res-1", List.of()));
         try (Correlation.Scope ignored = Correlation.open("fact", reserved.eventId())) {
             QuarkusTransaction.requiringNew().run(() -> orderService.apply(reserved, Order::onStockReserved));
@@ -179,6 +170,13 @@ class OutboxTest {
         assertThat(after.status()).isEqualTo(OrderStatus.STOCK_RESERVED);
         assertThat(after.progress().stockReserved()).isTrue();
         assertThat(after.progress().version()).isEqualTo(1);
+    }
+
+    /** A new order, placed in a correlation scope of its own. */
+    private UUID placed(String correlationPrefix) {
+        try (Correlation.Scope ignored = Correlation.open(correlationPrefix + "-" + UUID.randomUUID(), null)) {
+            return orderService.place(placeOrder(correlationPrefix), Optional.empty(), null).order().id();
+        }
     }
 
     private static OrderService.PlaceOrder placeOrder(String correlationId) {
