@@ -113,6 +113,60 @@ public class TransactionalWrites {
         }, what);
     }
 
+    /** Reads the rows of a round trip's statements ({@link #read}), one statement after the other. */
+    @FunctionalInterface
+    public interface Reading<T> {
+        T read(Results results) throws SQLException;
+    }
+
+    /** What the statements of one round trip returned, taken statement by statement in the order they were sent. */
+    public static final class Results {
+
+        private final PreparedStatement statement;
+        private boolean atRows;
+
+        private Results(PreparedStatement statement) throws SQLException {
+            this.statement = statement;
+            this.atRows = statement.execute();
+        }
+
+        /**
+         * The rows of the next statement that returned rows; statements in between that returned none (writes) are
+         * passed over.
+         *
+         * @throws SQLException if no statement is left that returned rows
+         */
+        public <T> List<T> rows(Row<T> row) throws SQLException {
+            while (!atRows) {
+                if (statement.getUpdateCount() == -1) {
+                    throw new SQLException("no statement left that returned rows");
+                }
+                atRows = statement.getMoreResults();
+            }
+            List<T> rows = new ArrayList<>();
+            try (ResultSet result = statement.getResultSet()) {
+                while (result.next()) {
+                    rows.add(row.read(result));
+                }
+            }
+            atRows = statement.getMoreResults();
+            return rows;
+        }
+    }
+
+    /**
+     * Sends statements that read (and may write, or lock what they read) in one round trip, and hands what they
+     * returned to {@code reading}: a handler that needs several things before it can decide asks for all of them
+     * at once instead of waiting for the server once per question.
+     *
+     * @throws EventStoreException if the database refused it: the transaction must roll back
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public <T> T read(Write statements, Reading<T> reading, Supplier<String> what) {
+        return execute(statements.sql(), statement -> statements.parameters().set(statement, 1),
+                statement -> reading.read(new Results(statement)), what);
+    }
+
     /**
      * Sends the write, or the writes joined into it, in one round trip.
      *

@@ -1,6 +1,7 @@
 package dev.ordersaga.inventory.application;
 
 import dev.ordersaga.eventing.OutboxWriter;
+import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderConfirmed;
@@ -9,8 +10,8 @@ import dev.ordersaga.events.OrderLine;
 import dev.ordersaga.events.StockReleased;
 import dev.ordersaga.inventory.domain.OrderSighting;
 import dev.ordersaga.inventory.domain.Reservation;
-import dev.ordersaga.inventory.domain.ReservationStatus;
 import dev.ordersaga.inventory.domain.Stock;
+import dev.ordersaga.inventory.persistence.LockedStock;
 import dev.ordersaga.inventory.persistence.OrderSightingRepository;
 import dev.ordersaga.inventory.persistence.ReservationRepository;
 import dev.ordersaga.inventory.persistence.StockRepository;
@@ -20,7 +21,6 @@ import jakarta.transaction.Transactional;
 import org.jboss.logging.Logger;
 
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -47,24 +47,26 @@ public class InventoryService {
     @Inject
     OutboxWriter outbox;
 
+    @Inject
+    TransactionalWrites writes;
+
     /** OrderCreated: reserve every line or none. */
     @Transactional
     public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
         UUID orderId = event.orderId();
+        List<OrderLine> lines = created.items() == null ? List.of() : created.items();
         // one row per applied OrderCreated: the proof that a redelivered event took effect once
-        Optional<ReservationStatus> existing = sightings.appendAndFindReservation(
-                new OrderSighting(orderId, event.eventId(), event.correlationId()));
-        if (existing.isPresent()) {
+        OrderSightingRepository.Sighted sighted = sightings.appendAndLockStock(
+                new OrderSighting(orderId, event.eventId(), event.correlationId()),
+                lines.stream().filter(Objects::nonNull).map(OrderLine::sku).filter(Objects::nonNull).toList());
+        if (sighted.reservation().isPresent()) {
             LOG.infof("Order %s already has a reservation (%s): OrderCreated %s not acted on", orderId,
-                    existing.get(), event.eventId());
+                    sighted.reservation().get(), event.eventId());
             return;
         }
-        List<OrderLine> lines = created.items() == null ? List.of() : created.items();
-        Map<String, Stock> locked = stock.lockAll(lines.stream()
-                .filter(Objects::nonNull).map(OrderLine::sku).filter(Objects::nonNull).toList());
-        Reservation.Outcome outcome = Reservation.reserve(orderId, lines, locked, event.correlationId());
-        reservations.persist(outcome.reservation());
-        outbox.publish(orderId, outcome.event());
+        LockedStock stock = sighted.stock();
+        Reservation.Outcome outcome = Reservation.reserve(orderId, lines, stock.rows(), event.correlationId());
+        outbox.publish(orderId, outcome.event(), envelope -> withStock(reservations.insertion(outcome.reservation()), stock));
         LOG.infof("Order %s: reservation %s %s (%s)", orderId, outcome.reservation().reservationId(),
                 outcome.reservation().status(), outcome.event());
     }
@@ -73,20 +75,20 @@ public class InventoryService {
     @Transactional
     public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling) {
         UUID orderId = event.orderId();
-        Optional<Reservation> found = reservations.lockByOrderId(orderId);
+        Optional<ReservationRepository.Locked> found = reservations.lockWithStock(orderId);
         if (found.isEmpty()) {
             Reservation.Outcome outcome = Reservation.cancelledBeforeReserving(orderId, event.correlationId());
-            reservations.persist(outcome.reservation());
-            outbox.publish(orderId, outcome.event());
+            outbox.publish(orderId, outcome.event(), envelope -> reservations.insertion(outcome.reservation()));
             LOG.infof("Order %s cancelling (%s) before any reservation: answered with nothing released", orderId,
                     cancelling.reason());
             return;
         }
-        Reservation reservation = found.get();
+        Reservation reservation = found.get().reservation();
         switch (reservation.status()) {
             case RESERVED, FAILED -> {
-                StockReleased released = reservation.release(stock.lockAll(reservation.skus()));
-                outbox.publish(orderId, released);
+                LockedStock stock = found.get().stock();
+                StockReleased released = reservation.release(stock.rows());
+                outbox.publish(orderId, released, envelope -> withStock(reservations.update(reservation), stock));
                 LOG.infof("Order %s cancelling (%s): reservation %s released %s", orderId, cancelling.reason(),
                         reservation.reservationId(), released.items());
             }
@@ -101,15 +103,18 @@ public class InventoryService {
     @Transactional
     public void onOrderConfirmed(EventEnvelope<?> event, OrderConfirmed confirmed) {
         UUID orderId = event.orderId();
-        Optional<Reservation> found = reservations.lockByOrderId(orderId);
+        Optional<ReservationRepository.Locked> found = reservations.lockWithStock(orderId);
         if (found.isEmpty()) {
             LOG.infof("Order %s confirmed, but inventory holds no reservation for it: skipped", orderId);
             return;
         }
-        Reservation reservation = found.get();
+        Reservation reservation = found.get().reservation();
         switch (reservation.status()) {
             case RESERVED -> {
-                reservation.consume(stock.lockAll(reservation.skus()));
+                LockedStock stock = found.get().stock();
+                reservation.consume(stock.rows());
+                writes.write(withStock(reservations.update(reservation), stock),
+                        () -> "consume reservation " + reservation.reservationId() + " of order " + orderId);
                 LOG.infof("Order %s confirmed: reservation %s consumed, %s shipped", orderId,
                         reservation.reservationId(), reservation.stockItems());
             }
@@ -118,6 +123,11 @@ public class InventoryService {
             case FAILED, RELEASED -> LOG.warnf("Order %s confirmed, but its reservation %s is %s: nothing to ship",
                     orderId, reservation.reservationId(), reservation.status());
         }
+    }
+
+    /** A reservation's write, and the write of the stock its transition moved, to go in one round trip. */
+    private static TransactionalWrites.Write withStock(TransactionalWrites.Write reservation, LockedStock stock) {
+        return stock.changes().map(reservation::then).orElse(reservation);
     }
 
     /** PUT /stock/{sku}: sets the available units, creating the SKU. */

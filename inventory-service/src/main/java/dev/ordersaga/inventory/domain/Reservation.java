@@ -91,6 +91,26 @@ public class Reservation {
         this.updatedAt = createdAt;
     }
 
+    /**
+     * A reservation as its rows hold it, read without Hibernate ({@code ReservationRepository}); its changes are
+     * written the same way.
+     */
+    public static Reservation stored(UUID orderId, UUID reservationId, ReservationStatus status, List<ReservedItem> items,
+                                     String failureReason, String correlationId, Instant createdAt, Instant updatedAt,
+                                     long version) {
+        Reservation reservation = new Reservation();
+        reservation.orderId = orderId;
+        reservation.reservationId = reservationId;
+        reservation.status = status;
+        reservation.items = new ArrayList<>(items);
+        reservation.failureReason = failureReason;
+        reservation.correlationId = correlationId;
+        reservation.createdAt = createdAt;
+        reservation.updatedAt = updatedAt;
+        reservation.version = version;
+        return reservation;
+    }
+
     /** A new reservation and the event that tells the saga about it. */
     public record Outcome(Reservation reservation, InventoryEvent event) {
     }
@@ -240,5 +260,10 @@ public class Reservation {
 
     public Instant updatedAt() {
         return updatedAt;
+    }
+
+    /** The version the row had when this was read (0 for a new reservation). */
+    public long version() {
+        return version;
     }
 }

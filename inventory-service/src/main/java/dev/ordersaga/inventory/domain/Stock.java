@@ -41,6 +41,24 @@ public class Stock {
         this.sku = sku;
     }
 
+    /** A SKU's row as read without Hibernate ({@code StockRepository}); its changes are written the same way. */
+    public static Stock stored(String sku, int available, int reserved, int shipped, int stocked) {
+        Stock stock = new Stock(sku);
+        stock.available = available;
+        stock.reserved = reserved;
+        stock.shipped = shipped;
+        stock.stocked = stocked;
+        return stock;
+    }
+
+    /** The counts, to tell whether a movement changed them. */
+    public record Counts(int available, int reserved, int shipped, int stocked) {
+    }
+
+    public Counts counts() {
+        return new Counts(available, reserved, shipped, stocked);
+    }
+
     /**
      * The warehouse counted its free units: available is set, reserved and shipped units are not touched. The units
      * that appeared or vanished (the difference to the available count before) are added to, or taken from, stocked.

@@ -1,35 +1,43 @@
 package dev.ordersaga.inventory.persistence;
 
+import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.inventory.domain.Stock;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.LockModeType;
 
 import java.util.Collection;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.TreeSet;
+import java.util.UUID;
 
 @ApplicationScoped
 public class StockRepository implements PanacheRepositoryBase<Stock, String> {
 
-    /**
-     * Locks the stock rows of the given SKUs for the rest of the transaction, one primary-key lookup per SKU in
-     * SKU order: every transaction locks in the same order, so two orders that share SKUs queue up instead of
-     * deadlocking. (A single {@code sku in (...)} query would lock as well, but Hibernate translates a query with
-     * a list parameter anew on every call, which cost a tenth of this service's CPU under load; a lookup by id is
-     * prepared once. Hibernate writes PESSIMISTIC_WRITE as FOR NO KEY UPDATE on PostgreSQL: it conflicts with
-     * itself just as FOR UPDATE does.) SKUs without a row are absent from the map.
+    /*
+     * Rows are locked in SKU order: every transaction locks in the same order, so two orders that share SKUs queue up
+     * instead of deadlocking. PostgreSQL sorts before it locks the rows a SELECT ... ORDER BY ... FOR ... returns; the
+     * "C" collation makes the order that of the bytes, whatever the database's collation. FOR NO KEY UPDATE is what
+     * Hibernate's PESSIMISTIC_WRITE ({@link #lockOrCreate}) takes too: it conflicts with itself as FOR UPDATE does.
      */
-    public Map<String, Stock> lockAll(Collection<String> skus) {
-        Map<String, Stock> locked = new TreeMap<>();
-        for (String sku : new TreeSet<>(skus)) {
-            Stock stock = findById(sku, LockModeType.PESSIMISTIC_WRITE);
-            if (stock != null) {
-                locked.put(sku, stock);
-            }
-        }
-        return locked;
+    private static final String LOCK_BY_SKU = "SELECT " + LockedStock.COLUMNS + " FROM stock WHERE sku = ANY (?) "
+            + "ORDER BY sku COLLATE \"C\" FOR NO KEY UPDATE";
+
+    private static final String LOCK_RESERVED_BY_ORDER = "SELECT " + LockedStock.COLUMNS + " FROM stock "
+            + "WHERE sku IN (SELECT sku FROM reservation_item WHERE order_id = ?) ORDER BY sku COLLATE \"C\" FOR NO KEY UPDATE";
+
+    /**
+     * The statement that locks the rows of the given SKUs for the rest of the transaction, to send in one round trip
+     * with the others a handler needs first (read its rows with {@link LockedStock#from}). It was one Hibernate lookup
+     * per SKU, a round trip each.
+     */
+    static TransactionalWrites.Write locking(Collection<String> skus) {
+        String[] array = skus.toArray(String[]::new);
+        return new TransactionalWrites.Write(LOCK_BY_SKU, 1, (statement, first) ->
+                statement.setArray(first, statement.getConnection().createArrayOf("varchar", array)));
+    }
+
+    /** As {@link #locking}, for the SKUs the order's reservation holds: sent after the statement that locks it. */
+    static TransactionalWrites.Write lockingReservedBy(UUID orderId) {
+        return new TransactionalWrites.Write(LOCK_RESERVED_BY_ORDER, 1, (statement, first) -> statement.setObject(first, orderId));
     }
 
     /** The row of a SKU, locked; created with nothing in stock if it did not exist (concurrent creators do not clash). */
