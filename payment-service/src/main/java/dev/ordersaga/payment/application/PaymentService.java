@@ -1,6 +1,7 @@
 package dev.ordersaga.payment.application;
 
 import dev.ordersaga.eventing.OutboxWriter;
+import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
@@ -45,6 +46,9 @@ public class PaymentService {
     OutboxWriter outbox;
 
     @Inject
+    TransactionalWrites writes;
+
+    @Inject
     Event<PaymentDue> due;
 
     @ConfigProperty(name = "payment.retry.base-delay", defaultValue = "200ms")
@@ -74,10 +78,12 @@ public class PaymentService {
     public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
         Instant now = Instant.now();
         payments.lockOrder(event.orderId());
-        Optional<Payment> existing = payments.findByOrderIdForUpdate(event.orderId());
+        Optional<Payment> existing = payments.findByOrderIdForChange(event.orderId());
         Payment payment;
+        Payment.Progress asRead = null;
         if (existing.isPresent()) {
             payment = existing.get();
+            asRead = payment.progress();
             boolean wasKnown = payment.orderKnown();
             payment.noteOrderCreated(created.total(), created.currency(), created.paymentToken(), event.eventId(), now);
             if (wasKnown) {
@@ -90,27 +96,27 @@ public class PaymentService {
         } else {
             payment = Payment.forOrder(event.orderId(), created.total(), created.currency(), created.paymentToken(),
                     event.correlationId(), event.eventId(), now);
-            payments.persist(payment);
             LOG.infof("Payment %s of order %s opened: %s %s, waiting for the stock reservation", payment.id(),
                     event.orderId(), payment.amount(), payment.currency());
         }
-        afterTransition(payment, List.of(), now);
+        afterTransition(payment, asRead, List.of(), now);
     }
 
     @Transactional(Transactional.TxType.MANDATORY)
     public void onStockReserved(EventEnvelope<?> event, StockReserved reserved) {
         Instant now = Instant.now();
         payments.lockOrder(event.orderId());
-        Optional<Payment> existing = payments.findByOrderIdForUpdate(event.orderId());
+        Optional<Payment> existing = payments.findByOrderIdForChange(event.orderId());
         if (existing.isEmpty()) {
             Payment payment = Payment.beforeOrderCreated(event.orderId(), event.correlationId(), event.eventId(), now);
             payment.noteStockReserved(event.eventId(), now);
-            payments.persist(payment);
+            afterTransition(payment, null, List.of(), now);
             LOG.infof("Stock of order %s reserved (%s) before the order is known here: recorded, charging once "
                     + "OrderCreated arrives", event.orderId(), reserved.reservationId());
             return;
         }
         Payment payment = existing.get();
+        Payment.Progress asRead = payment.progress();
         PaymentStatus before = payment.status();
         payment.noteStockReserved(event.eventId(), now);
         if (payment.status() == PaymentStatus.CHARGING && before == PaymentStatus.PENDING) {
@@ -123,26 +129,26 @@ public class PaymentService {
             LOG.infof("Stock of order %s reserved again: payment %s is %s, nothing to do", event.orderId(), payment.id(),
                     payment.status());
         }
-        afterTransition(payment, List.of(), now);
+        afterTransition(payment, asRead, List.of(), now);
     }
 
     @Transactional(Transactional.TxType.MANDATORY)
     public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling) {
         Instant now = Instant.now();
         payments.lockOrder(event.orderId());
-        Payment payment = payments.findByOrderIdForUpdate(event.orderId()).orElse(null);
+        Payment payment = payments.findByOrderIdForChange(event.orderId()).orElse(null);
+        Payment.Progress asRead = payment == null ? null : payment.progress();
         if (payment == null) {
             // cannot happen in the saga (OrderCreated precedes it on the same partition); tolerated: answered with
             // nothing to refund, and recorded, so that nothing is ever charged for this order afterwards
             payment = Payment.beforeOrderCreated(event.orderId(), event.correlationId(), event.eventId(), now);
-            payments.persist(payment);
             LOG.infof("OrderCancelling for order %s that payment never heard of: recorded as cancelled", event.orderId());
         }
         PaymentStatus before = payment.status();
         List<PaymentEvent> events = payment.requestCancellation(event.eventId(), now);
         LOG.infof("Order %s cancelling (%s): payment %s %s -> %s%s", event.orderId(), cancelling.reason(), payment.id(),
                 before, payment.status(), describe(payment, events));
-        afterTransition(payment, events, now);
+        afterTransition(payment, asRead, events, now);
     }
 
     // ---- provider outcomes (worker, webhook): each in its own transaction ----
@@ -151,6 +157,7 @@ public class PaymentService {
     public void recordChargeSucceeded(UUID paymentId, String chargeId) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        Payment.Progress asRead = payment.progress();
         PaymentStatus before = payment.status();
         List<PaymentEvent> events = payment.chargeSucceeded(chargeId, now);
         if (events.isEmpty()) {
@@ -162,13 +169,14 @@ public class PaymentService {
             LOG.warnf("Charge %s of order %s settled late (payment was %s): reported and refunded at once", chargeId,
                     payment.orderId(), before);
         }
-        afterTransition(payment, events, now);
+        afterTransition(payment, asRead, events, now);
     }
 
     @Transactional
     public void recordChargeDeclined(UUID paymentId, String reason) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        Payment.Progress asRead = payment.progress();
         PaymentStatus before = payment.status();
         List<PaymentEvent> events = payment.chargeDeclined(reason, now);
         if (events.isEmpty()) {
@@ -176,7 +184,7 @@ public class PaymentService {
         } else {
             LOG.infof("Charge of order %s declined: %s%s", payment.orderId(), reason, describe(payment, events));
         }
-        afterTransition(payment, events, now);
+        afterTransition(payment, asRead, events, now);
     }
 
     /** @return the number of the attempt that got no answer; 0 if the charge was resolved meanwhile */
@@ -184,8 +192,9 @@ public class PaymentService {
     public int recordChargeUnresolved(UUID paymentId) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        Payment.Progress asRead = payment.progress();
         int attempt = payment.chargeUnresolved(now, backoff);
-        afterTransition(payment, List.of(), now);
+        afterTransition(payment, asRead, List.of(), now);
         return attempt;
     }
 
@@ -193,12 +202,13 @@ public class PaymentService {
     public void recordRefundSucceeded(UUID paymentId, String refundId) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        Payment.Progress asRead = payment.progress();
         List<PaymentEvent> events = payment.refundSucceeded(refundId, now);
         if (!events.isEmpty()) {
             LOG.infof("Refund %s of order %s succeeded: %s %s returned", refundId, payment.orderId(), payment.amount(),
                     payment.currency());
         }
-        afterTransition(payment, events, now);
+        afterTransition(payment, asRead, events, now);
     }
 
     /** @return the number of the refund attempt that failed; 0 if the refund succeeded meanwhile */
@@ -206,8 +216,9 @@ public class PaymentService {
     public int recordRefundFailed(UUID paymentId) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        Payment.Progress asRead = payment.progress();
         int attempt = payment.refundFailed(now, backoff);
-        afterTransition(payment, List.of(), now);
+        afterTransition(payment, asRead, List.of(), now);
         return attempt;
     }
 
@@ -249,12 +260,17 @@ public class PaymentService {
     }
 
     private Payment load(UUID paymentId) {
-        return payments.findByIdForUpdate(paymentId)
+        return payments.findForChange(paymentId)
                 .orElseThrow(() -> new IllegalStateException("no payment " + paymentId));
     }
 
-    private void afterTransition(Payment payment, List<PaymentEvent> events, Instant now) {
-        events.forEach(event -> outbox.publish(payment.orderId(), event));
+    /**
+     * Publishes the transition's events and makes the payment due if it owes the provider a call now, then writes the
+     * payment with its first event in one round trip (or alone, if there is none).
+     *
+     * @param asRead the payment as its row was read, or null for a payment this transaction opened
+     */
+    private void afterTransition(Payment payment, Payment.Progress asRead, List<PaymentEvent> events, Instant now) {
         if (payment.isDue(now)) {
             // claimed here, under this transaction's row lock: saves the worker a claiming transaction per call
             PaymentTask task = PaymentTask.of(payment);
@@ -262,6 +278,21 @@ public class PaymentService {
             due.fire(PaymentDue.claimed(task, now));
         } else if (payment.status().awaitsProvider() && payment.nextAttemptAt() != null) {
             due.fire(PaymentDue.later(payment.id(), payment.nextAttemptAt()));
+        }
+        // the observers run after the commit; the write is built now, from the payment as the lease left it
+        Optional<TransactionalWrites.Write> change = asRead == null
+                ? Optional.of(payments.insertion(payment))
+                : payments.update(payment, asRead);
+        for (int i = 0; i < events.size(); i++) {
+            if (i == 0 && change.isPresent()) {
+                outbox.publish(payment.orderId(), events.get(i), envelope -> change.get());
+            } else {
+                outbox.publish(payment.orderId(), events.get(i));
+            }
+        }
+        if (events.isEmpty()) {
+            change.ifPresent(write -> writes.write(write, () -> "write payment " + payment.id() + " of order "
+                    + payment.orderId()));
         }
     }
 

@@ -489,4 +489,21 @@ public class Payment {
     public Instant updatedAt() {
         return updatedAt;
     }
+
+    /**
+     * What a transition may change, and the version the row was read at: compared before and after a handler ran,
+     * it tells whether there is anything to write (the repository writes it with plain SQL, in the round trip of the
+     * event the transition caused).
+     */
+    public record Progress(PaymentStatus status, BigDecimal amount, String currency, String paymentToken,
+                           boolean stockReserved, boolean cancelRequested, boolean refundAnswered,
+                           String providerChargeId, String providerRefundId, String declineReason, int attempts,
+                           Instant nextAttemptAt, UUID causedByEventId, Instant updatedAt, long version) {
+    }
+
+    public Progress progress() {
+        return new Progress(status, amount, currency, paymentToken, stockReserved, cancelRequested, refundAnswered,
+                providerChargeId, providerRefundId, declineReason, attempts, nextAttemptAt, causedByEventId, updatedAt,
+                version);
+    }
 }

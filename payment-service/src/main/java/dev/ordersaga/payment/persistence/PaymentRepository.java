@@ -7,6 +7,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.LockModeType;
 
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -38,6 +42,105 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     /** The payment, its row locked until the transaction ends. */
     public Optional<Payment> findByIdForUpdate(UUID id) {
         return findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE);
+    }
+
+    /**
+     * As {@link #findByOrderIdForUpdate}, for a change written by {@link #update} rather than by Hibernate's flush: the
+     * payment is detached once read, so that Hibernate neither checks it for changes nor writes it.
+     */
+    public Optional<Payment> findByOrderIdForChange(UUID orderId) {
+        return detached(findByOrderIdForUpdate(orderId));
+    }
+
+    /** As {@link #findByIdForUpdate}, detached as {@link #findByOrderIdForChange} is. */
+    public Optional<Payment> findForChange(UUID id) {
+        return detached(findByIdForUpdate(id));
+    }
+
+    private Optional<Payment> detached(Optional<Payment> found) {
+        found.ifPresent(getEntityManager()::detach);
+        return found;
+    }
+
+    private static final String INSERT = """
+            INSERT INTO payment (id, order_id, status, amount, currency, payment_token, stock_reserved, cancel_requested,
+                                 refund_answered, provider_charge_id, provider_refund_id, decline_reason, attempts,
+                                 next_attempt_at, correlation_id, caused_by_event_id, created_at, updated_at, version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)""";
+
+    private static final String UPDATE = """
+            UPDATE payment SET status = ?, amount = ?, currency = ?, payment_token = ?, stock_reserved = ?,
+                               cancel_requested = ?, refund_answered = ?, provider_charge_id = ?, provider_refund_id = ?,
+                               decline_reason = ?, attempts = ?, next_attempt_at = ?, caused_by_event_id = ?,
+                               updated_at = ?, version = version + 1
+            WHERE id = ? AND version = ?""";
+
+    /**
+     * The write that stores a payment opened in this transaction, to send in one round trip with what else the
+     * transaction writes. Persisted, it cost Hibernate's persist machinery and a flush of its own.
+     */
+    public TransactionalWrites.Write insertion(Payment payment) {
+        Payment.Progress state = payment.progress();
+        if (state.version() != 0) {
+            throw new IllegalArgumentException("payment " + payment.id() + " is stored already");
+        }
+        return new TransactionalWrites.Write(INSERT, 18, (insert, first) -> {
+            insert.setObject(first, payment.id());
+            insert.setObject(first + 1, payment.orderId());
+            setProgress(insert, first + 2, state);
+            insert.setString(first + 14, payment.correlationId());
+            insert.setObject(first + 15, state.causedByEventId());
+            insert.setTimestamp(first + 16, Timestamp.from(payment.createdAt()));
+            insert.setTimestamp(first + 17, Timestamp.from(state.updatedAt()));
+        });
+    }
+
+    /**
+     * The write that stores what a transition changed of a payment read with {@link #findForChange} or
+     * {@link #findByOrderIdForChange}, to send in the round trip of the event it caused; none if nothing changed. The
+     * version it was read at must still be the row's (it is: the read locked the row), else the write fails and the
+     * transaction rolls back, as Hibernate's optimistic check would.
+     */
+    public Optional<TransactionalWrites.Write> update(Payment payment, Payment.Progress asRead) {
+        Payment.Progress now = payment.progress();
+        if (now.equals(asRead)) {
+            return Optional.empty();
+        }
+        return Optional.of(new TransactionalWrites.Write(UPDATE, 16, (update, first) -> {
+            setProgress(update, first, now);
+            update.setObject(first + 12, now.causedByEventId());
+            update.setTimestamp(first + 13, Timestamp.from(now.updatedAt()));
+            update.setObject(first + 14, payment.id());
+            update.setLong(first + 15, asRead.version());
+        }).expecting(1));
+    }
+
+    /** The twelve columns from status to next_attempt_at, in the order INSERT and UPDATE name them. */
+    private static void setProgress(PreparedStatement statement, int first, Payment.Progress state) throws SQLException {
+        statement.setString(first, state.status().name());
+        statement.setBigDecimal(first + 1, state.amount());
+        setNullable(statement, first + 2, state.currency());
+        setNullable(statement, first + 3, state.paymentToken());
+        statement.setBoolean(first + 4, state.stockReserved());
+        statement.setBoolean(first + 5, state.cancelRequested());
+        statement.setBoolean(first + 6, state.refundAnswered());
+        setNullable(statement, first + 7, state.providerChargeId());
+        setNullable(statement, first + 8, state.providerRefundId());
+        setNullable(statement, first + 9, state.declineReason());
+        statement.setInt(first + 10, state.attempts());
+        if (state.nextAttemptAt() == null) {
+            statement.setNull(first + 11, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+            statement.setTimestamp(first + 11, Timestamp.from(state.nextAttemptAt()));
+        }
+    }
+
+    private static void setNullable(PreparedStatement statement, int index, String value) throws SQLException {
+        if (value == null) {
+            statement.setNull(index, Types.VARCHAR);
+        } else {
+            statement.setString(index, value);
+        }
     }
 
     public Optional<Payment> findByOrderId(UUID orderId) {
