@@ -2,11 +2,13 @@ package dev.ordersaga.shipping.application;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.OutboxWriter;
+import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.ShipmentCancelled;
+import dev.ordersaga.events.ShipmentCreated;
 import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.events.ShippingAddress;
 import dev.ordersaga.events.ShippingEvent;
@@ -30,12 +32,16 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * One transactional method per incoming fact and per carrier outcome: load (or open) the shipment, call its state
  * machine, hand the returned events to the outbox. The carrier itself is called by {@link ShipmentWorker}, outside
  * any transaction; a transaction that leaves carrier work due wakes it once it committed.
+ *
+ * <p>A step's change of the shipment is written with plain JDBC, its version checked, in the round trip of the
+ * step's first event ({@link #store}): the shipment is read locked and detached, so Hibernate writes nothing of it.
+ * Only the worker's claims ({@link #claim}, {@link #claimDue}), which publish nothing, leave the write to Hibernate.
  */
 @ApplicationScoped
 public class ShippingService {
@@ -47,6 +53,9 @@ public class ShippingService {
 
     @Inject
     OutboxWriter outbox;
+
+    @Inject
+    TransactionalWrites writes;
 
     @Inject
     Event<ShipmentDue> due;
@@ -89,12 +98,13 @@ public class ShippingService {
             if (shipment.knowsOrder()) {
                 LOG.infof("Order %s already known to shipment %s: OrderCreated %s skipped", event.orderId(),
                         shipment.id(), event.eventId());
-                return;
+                return List.of();
             }
             shipment.noteOrderCreated(new Address(a.name(), a.line1(), a.line2(), a.city(), a.postalCode(), a.country()),
                     event.eventId(), Instant.now());
             LOG.infof("Shipment %s of order %s: address known, %s", shipment.id(), event.orderId(), describe(shipment));
             wakeIfDue(shipment);
+            return List.of();
         });
     }
 
@@ -105,12 +115,13 @@ public class ShippingService {
             if (shipment.isPaid()) {
                 LOG.infof("Payment of order %s already known to shipment %s: PaymentSucceeded %s skipped",
                         event.orderId(), shipment.id(), event.eventId());
-                return;
+                return List.of();
             }
             shipment.notePaid(event.eventId(), Instant.now());
             LOG.infof("Shipment %s of order %s: paid (%s), %s", shipment.id(), event.orderId(), succeeded.paymentId(),
                     describe(shipment));
             wakeIfDue(shipment);
+            return List.of();
         });
     }
 
@@ -122,11 +133,10 @@ public class ShippingService {
                 LOG.infof("Shipment %s of order %s is already %s: OrderCancelling %s skipped", shipment.id(),
                         event.orderId(), shipment.isCancelRequested() ? "to be cancelled" : shipment.status(),
                         event.eventId());
-                return;
+                return List.of();
             }
             ShipmentStatus before = shipment.status();
             Optional<ShipmentCancelled> answer = shipment.cancel(event.eventId(), Instant.now());
-            answer.ifPresent(cancelled -> publish(shipment, cancelled));
             if (answer.isPresent()) {
                 LOG.infof("Shipment %s of order %s cancelled from %s (%s): nothing to undo at the carrier",
                         shipment.id(), event.orderId(), before, cancelling.reason());
@@ -138,19 +148,21 @@ public class ShippingService {
                         cancelling.reason());
             }
             wakeIfDue(shipment);
+            return answer.<List<ShippingEvent>>map(List::of).orElse(List.of());
         });
     }
 
     /** ShipmentRetryRequested: an operator asks to try the carrier again for a shipment on hold. */
     @Transactional
     public void onShipmentRetryRequested(EventEnvelope<?> event, ShipmentRetryRequested retry) {
-        Optional<Shipment> found = shipments.lockByOrderId(event.orderId());
+        Optional<Shipment> found = shipments.lockByOrderIdForChange(event.orderId());
         if (found.isEmpty()) {
             LOG.infof("Retry of the shipment of order %s requested by %s, but this order has no shipment: skipped",
                     event.orderId(), retry.requestedBy());
             return;
         }
         Shipment shipment = found.get();
+        Shipment.Progress read = shipment.progress();
         if (shipment.status() != ShipmentStatus.ON_HOLD) {
             LOG.warnf("Retry of shipment %s of order %s requested by %s, but it is %s, not ON_HOLD: skipped",
                     shipment.id(), event.orderId(), retry.requestedBy(), shipment.status());
@@ -160,6 +172,7 @@ public class ShippingService {
         LOG.infof("Shipment %s of order %s: retry requested by %s, attempts reset", shipment.id(), event.orderId(),
                 retry.requestedBy());
         wakeIfDue(shipment);
+        store(shipment, shipments.update(shipment, read), List.of());
     }
 
     // ---- the worker's side: claims and carrier outcomes
@@ -191,60 +204,70 @@ public class ShippingService {
 
     @Transactional
     public void onCreatedAtCarrier(UUID shipmentId, String carrierShipmentId) {
-        Shipment shipment = lock(shipmentId);
-        publish(shipment, shipment.noteCreated(carrierShipmentId, Instant.now()));
-        LOG.infof("Shipment %s of order %s created at the carrier as %s", shipmentId, shipment.orderId(),
-                carrierShipmentId);
-        if (shipment.status() == ShipmentStatus.CANCELLING) {
-            LOG.infof("Shipment %s of order %s: the order was cancelled during the call, cancelling at the carrier",
-                    shipmentId, shipment.orderId());
-        }
-        wakeIfDue(shipment);
+        onShipment(shipmentId, shipment -> {
+            ShipmentCreated created = shipment.noteCreated(carrierShipmentId, Instant.now());
+            LOG.infof("Shipment %s of order %s created at the carrier as %s", shipmentId, shipment.orderId(),
+                    carrierShipmentId);
+            if (shipment.status() == ShipmentStatus.CANCELLING) {
+                LOG.infof("Shipment %s of order %s: the order was cancelled during the call, cancelling at the carrier",
+                        shipmentId, shipment.orderId());
+            }
+            wakeIfDue(shipment);
+            return List.of(created);
+        });
     }
 
     @Transactional
     public void onRejectedByCarrier(UUID shipmentId, String reason) {
-        Shipment shipment = lock(shipmentId);
-        List<ShippingEvent> events = shipment.noteRejected(reason, Instant.now());
-        events.forEach(event -> publish(shipment, event));
-        LOG.warnf("Shipment %s of order %s rejected by the carrier: %s%s", shipmentId, shipment.orderId(), reason,
-                shipment.status() == ShipmentStatus.CANCELLED ? "; the order's cancellation is answered" : "");
+        onShipment(shipmentId, shipment -> {
+            List<ShippingEvent> events = shipment.noteRejected(reason, Instant.now());
+            LOG.warnf("Shipment %s of order %s rejected by the carrier: %s%s", shipmentId, shipment.orderId(), reason,
+                    shipment.status() == ShipmentStatus.CANCELLED ? "; the order's cancellation is answered" : "");
+            return events;
+        });
     }
 
     @Transactional
     public void onCarrierUnavailable(UUID shipmentId, String reason, boolean uncertain) {
-        Shipment shipment = lock(shipmentId);
-        List<ShippingEvent> events = shipment.noteCarrierUnavailable(reason, uncertain, Instant.now(), retryPolicy());
-        events.forEach(event -> publish(shipment, event));
-        switch (shipment.status()) {
-            case REQUESTED -> LOG.warnf("Carrier unavailable for shipment %s of order %s (attempt %d of %d): %s; "
-                            + "next attempt at %s", shipmentId, shipment.orderId(), shipment.attempts(), maxAttempts,
-                    reason, shipment.nextAttemptAt());
-            case ON_HOLD -> LOG.warnf("Shipment %s of order %s ON HOLD after %d attempts (%s): waiting for an operator; "
-                    + "nothing is refunded or cancelled", shipmentId, shipment.orderId(), shipment.attempts(), reason);
-            default -> LOG.infof("Carrier unavailable for shipment %s of order %s (%s); the order is cancelled: no "
-                    + "further attempt, shipment %s", shipmentId, shipment.orderId(), reason, shipment.status());
-        }
-        wakeIfDue(shipment);
+        onShipment(shipmentId, shipment -> {
+            List<ShippingEvent> events = shipment.noteCarrierUnavailable(reason, uncertain, Instant.now(), retryPolicy());
+            switch (shipment.status()) {
+                case REQUESTED -> LOG.warnf("Carrier unavailable for shipment %s of order %s (attempt %d of %d): %s; "
+                                + "next attempt at %s", shipmentId, shipment.orderId(), shipment.attempts(), maxAttempts,
+                        reason, shipment.nextAttemptAt());
+                case ON_HOLD -> LOG.warnf("Shipment %s of order %s ON HOLD after %d attempts (%s): waiting for an "
+                        + "operator; nothing is refunded or cancelled", shipmentId, shipment.orderId(),
+                        shipment.attempts(), reason);
+                default -> LOG.infof("Carrier unavailable for shipment %s of order %s (%s); the order is cancelled: "
+                        + "no further attempt, shipment %s", shipmentId, shipment.orderId(), reason, shipment.status());
+            }
+            wakeIfDue(shipment);
+            return events;
+        });
     }
 
     @Transactional
     public void onCancelledAtCarrier(UUID shipmentId, String carrierShipmentId) {
-        Shipment shipment = lock(shipmentId);
-        publish(shipment, shipment.noteCancelled(carrierShipmentId, Instant.now()));
-        LOG.infof("Shipment %s of order %s cancelled at the carrier (%s)", shipmentId, shipment.orderId(),
-                carrierShipmentId == null ? "the carrier has none" : carrierShipmentId);
+        onShipment(shipmentId, shipment -> {
+            ShipmentCancelled cancelled = shipment.noteCancelled(carrierShipmentId, Instant.now());
+            LOG.infof("Shipment %s of order %s cancelled at the carrier (%s)", shipmentId, shipment.orderId(),
+                    carrierShipmentId == null ? "the carrier has none" : carrierShipmentId);
+            return List.of(cancelled);
+        });
     }
 
     /** A failed compensation: alert, count, and schedule the next attempt (there is always one). */
     @Transactional
     public void onCancelFailed(UUID shipmentId, String reason) {
-        Shipment shipment = lock(shipmentId);
-        shipment.noteCancelFailed(reason, Instant.now(), retryPolicy());
-        compensationFailures.increment();
-        LOG.errorf("ALERT compensation failed: shipment cancel of order %s (shipment %s) attempt %d: %s; next attempt at %s",
-                shipment.orderId(), shipmentId, shipment.cancelAttempts(), reason, shipment.nextAttemptAt());
-        wakeIfDue(shipment);
+        onShipment(shipmentId, shipment -> {
+            shipment.noteCancelFailed(reason, Instant.now(), retryPolicy());
+            compensationFailures.increment();
+            LOG.errorf("ALERT compensation failed: shipment cancel of order %s (shipment %s) attempt %d: %s; next "
+                            + "attempt at %s", shipment.orderId(), shipmentId, shipment.cancelAttempts(), reason,
+                    shipment.nextAttemptAt());
+            wakeIfDue(shipment);
+            return List.of();
+        });
     }
 
     @Transactional
@@ -259,37 +282,64 @@ public class ShippingService {
     }
 
     /**
-     * Applies an event's change to the order's shipment, locked; the order's first event opens it. A new shipment
-     * is persisted after the change: Hibernate inserts the state an entity has when it is persisted and writes any
-     * later change with an UPDATE of its own, so persisting first cost every saga an INSERT of an empty shipment
-     * and an UPDATE with its address (the statement log of one saga).
+     * Applies an event's step to the order's shipment, locked; the order's first event opens it. The step changes the
+     * shipment (and claims its carrier call, if that is due) and returns the events to publish; {@link #store} writes
+     * it all. A new shipment is inserted once with the state the step left it in: an INSERT of an empty shipment and
+     * an UPDATE with its address would be two writes for one.
      */
-    private void onShipmentOf(EventEnvelope<?> event, Consumer<Shipment> change) {
+    private void onShipmentOf(EventEnvelope<?> event, Function<Shipment, List<ShippingEvent>> step) {
         shipments.lockOrder(event.orderId());
-        Optional<Shipment> existing = shipments.lockByOrderId(event.orderId());
-        Shipment shipment = existing.orElseGet(() -> Shipment.open(event.orderId(), event.correlationId(), Instant.now()));
-        change.accept(shipment);
-        if (existing.isEmpty()) {
-            shipments.persist(shipment);
+        Optional<Shipment> existing = shipments.lockByOrderIdForChange(event.orderId());
+        if (existing.isPresent()) {
+            Shipment shipment = existing.get();
+            Shipment.Progress read = shipment.progress();
+            List<ShippingEvent> events = step.apply(shipment);
+            store(shipment, shipments.update(shipment, read), events);
+        } else {
+            Shipment shipment = Shipment.open(event.orderId(), event.correlationId(), Instant.now());
+            List<ShippingEvent> events = step.apply(shipment);
+            store(shipment, Optional.of(shipments.insertion(shipment)), events);
         }
     }
 
-    private Shipment lock(UUID shipmentId) {
-        return shipments.lockById(shipmentId)
+    /** Applies a carrier outcome's step to the shipment, locked, as {@link #onShipmentOf} does an event's. */
+    private void onShipment(UUID shipmentId, Function<Shipment, List<ShippingEvent>> step) {
+        Shipment shipment = shipments.lockByIdForChange(shipmentId)
                 .orElseThrow(() -> new IllegalStateException("no shipment " + shipmentId));
+        Shipment.Progress read = shipment.progress();
+        List<ShippingEvent> events = step.apply(shipment);
+        store(shipment, shipments.update(shipment, read), events);
+    }
+
+    /**
+     * Writes a step's change of the shipment in the round trip of the first event it caused (the shipment is detached:
+     * nothing else writes it), or alone if it caused none; a second event (a rejection that also answers a
+     * cancellation) costs a round trip of its own. Written by Hibernate at the flush, the change was a round trip
+     * apart from the event's on every step that publishes.
+     */
+    private void store(Shipment shipment, Optional<TransactionalWrites.Write> change, List<ShippingEvent> events) {
+        if (events.isEmpty()) {
+            change.ifPresent(write -> writes.write(write,
+                    () -> "write shipment " + shipment.id() + " of order " + shipment.orderId()));
+            return;
+        }
+        publish(shipment, events.get(0), change);
+        events.subList(1, events.size()).forEach(event -> publish(shipment, event, Optional.empty()));
     }
 
     /** A cancellation answers the OrderCancelling that asked for it, whichever step publishes it. */
-    private void publish(Shipment shipment, ShippingEvent event) {
+    private void publish(Shipment shipment, ShippingEvent event, Optional<TransactionalWrites.Write> alongside) {
         Correlation.Context context = Correlation.current()
                 .orElseThrow(() -> new IllegalStateException("no correlation scope open for shipment " + shipment.id()));
+        Function<EventEnvelope<ShippingEvent>, TransactionalWrites.Write> write =
+                alongside.isEmpty() ? null : envelope -> alongside.get();
         UUID cause = shipment.cancelCausedByEventId();
         if (event instanceof ShipmentCancelled && cause != null && !cause.equals(context.causationId())) {
             try (Correlation.Scope ignored = Correlation.open(context.correlationId(), cause)) {
-                outbox.publish(shipment.orderId(), event);
+                outbox.publish(shipment.orderId(), event, write);
             }
         } else {
-            outbox.publish(shipment.orderId(), event);
+            outbox.publish(shipment.orderId(), event, write);
         }
     }
 

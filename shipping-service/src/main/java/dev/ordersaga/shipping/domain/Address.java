@@ -57,4 +57,17 @@ public class Address {
     public String country() {
         return country;
     }
+
+    // a value: a shipment's progress compares the address it had when read with the one it has now
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof Address that && Objects.equals(name, that.name) && Objects.equals(line1, that.line1)
+                && Objects.equals(line2, that.line2) && Objects.equals(city, that.city)
+                && Objects.equals(postalCode, that.postalCode) && Objects.equals(country, that.country);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, line1, line2, city, postalCode, country);
+    }
 }

@@ -397,6 +397,23 @@ public class Shipment {
         return error.substring(0, MAX_ERROR_LENGTH);
     }
 
+    /**
+     * What of a shipment its saga changes, as it stands: compared before and after a step, and written as one row
+     * update (the repository's), with the version it was read at. The rest (id, order, correlation, creation time)
+     * never changes after the shipment is opened.
+     */
+    public record Progress(ShipmentStatus status, Address address, boolean paid, boolean cancelRequested,
+                           boolean creationUncertain, int attempts, int cancelAttempts, Instant nextAttemptAt,
+                           Instant claimedUntil, String carrierShipmentId, String lastError, UUID causedByEventId,
+                           UUID cancelCausedByEventId, Instant updatedAt, long version) {
+    }
+
+    public Progress progress() {
+        return new Progress(status, address, paid, cancelRequested, creationUncertain, attempts, cancelAttempts,
+                nextAttemptAt, claimedUntil, carrierShipmentId, lastError, causedByEventId, cancelCausedByEventId,
+                updatedAt, version);
+    }
+
     /** A carrier call is under way (claimed and the lease has not run out). */
     public boolean isInFlight(Instant now) {
         return claimedUntil != null && claimedUntil.isAfter(now);

@@ -1,12 +1,17 @@
 package dev.ordersaga.shipping.persistence;
 
 import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.shipping.domain.Address;
 import dev.ordersaga.shipping.domain.Shipment;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.LockModeType;
 
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -43,14 +48,133 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
         return find("orderId", orderId).firstResultOptional();
     }
 
-    /** The shipment of an order, locked until the transaction ends. */
-    public Optional<Shipment> lockByOrderId(UUID orderId) {
-        return find("orderId", orderId).withLock(LockModeType.PESSIMISTIC_WRITE).firstResultOptional();
+    /**
+     * The shipment of an order, locked until the transaction ends, for a change written by {@link #update}: detached
+     * once read, so that Hibernate neither checks it for changes nor writes it (nor, in a later event of the same
+     * transaction, hands out this copy instead of reading the row that {@link #update} wrote).
+     */
+    public Optional<Shipment> lockByOrderIdForChange(UUID orderId) {
+        return detached(find("orderId", orderId).withLock(LockModeType.PESSIMISTIC_WRITE).firstResultOptional());
     }
 
-    /** The shipment, locked until the transaction ends (waits for another transaction that holds it). */
-    public Optional<Shipment> lockById(UUID id) {
-        return findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE);
+    /**
+     * As {@link #lockByOrderIdForChange}, by the shipment's id (waits for another transaction that holds it). With the
+     * lock's default options, so that Hibernate builds the locked read's plan once, not on every call.
+     */
+    public Optional<Shipment> lockByIdForChange(UUID id) {
+        return detached(findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE));
+    }
+
+    private Optional<Shipment> detached(Optional<Shipment> found) {
+        found.ifPresent(getEntityManager()::detach);
+        return found;
+    }
+
+    // both bind the columns a step may change through setProgress: in the same order in each
+    private static final String INSERT = """
+            INSERT INTO shipment (id, order_id, correlation_id, created_at,
+                                  status, paid, cancel_requested, creation_uncertain, ship_name, ship_line1, ship_line2,
+                                  ship_city, ship_postal_code, ship_country, attempts, cancel_attempts, next_attempt_at,
+                                  claimed_until, carrier_shipment_id, last_error, caused_by_event_id,
+                                  cancel_caused_by_event_id, updated_at, version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)""";
+
+    private static final String UPDATE = """
+            UPDATE shipment SET status = ?, paid = ?, cancel_requested = ?, creation_uncertain = ?, ship_name = ?,
+                                ship_line1 = ?, ship_line2 = ?, ship_city = ?, ship_postal_code = ?, ship_country = ?,
+                                attempts = ?, cancel_attempts = ?, next_attempt_at = ?, claimed_until = ?,
+                                carrier_shipment_id = ?, last_error = ?, caused_by_event_id = ?,
+                                cancel_caused_by_event_id = ?, updated_at = ?, version = version + 1
+            WHERE id = ? AND version = ?""";
+
+    private static final int PROGRESS_COLUMNS = 19;
+
+    /**
+     * The write that stores a shipment opened in this transaction, to send with its first event, if it has one, in
+     * one round trip; nothing reads it back as an entity in this transaction (a later event of the same batch reads
+     * the row). Persisting it ran Hibernate's persist machinery and flushed it as a statement of its own. Version 0,
+     * the first Hibernate gives an entity, which its next update checks.
+     */
+    public TransactionalWrites.Write insertion(Shipment shipment) {
+        Shipment.Progress now = shipment.progress();
+        if (now.version() != 0) {
+            throw new IllegalArgumentException("only a new shipment is inserted: " + shipment.id() + " is at version "
+                    + now.version());
+        }
+        return new TransactionalWrites.Write(INSERT, 4 + PROGRESS_COLUMNS, (insert, first) -> {
+            insert.setObject(first, shipment.id());
+            insert.setObject(first + 1, shipment.orderId());
+            insert.setString(first + 2, shipment.correlationId());
+            insert.setTimestamp(first + 3, Timestamp.from(shipment.createdAt()));
+            setProgress(insert, first + 4, now);
+        }).expecting(1);
+    }
+
+    /**
+     * The write that stores what a step changed of a shipment read with {@link #lockByOrderIdForChange} or
+     * {@link #lockByIdForChange}, to send in one round trip with the event the step caused; none if nothing changed.
+     * The version it was read at must still be the row's (it is: the read locked the row), else the write fails and
+     * the transaction rolls back, as Hibernate's optimistic check would. Written by Hibernate, the change was a round
+     * trip of its own, apart from the event's.
+     */
+    public Optional<TransactionalWrites.Write> update(Shipment shipment, Shipment.Progress before) {
+        Shipment.Progress now = shipment.progress();
+        if (now.equals(before)) {
+            return Optional.empty();
+        }
+        return Optional.of(new TransactionalWrites.Write(UPDATE, PROGRESS_COLUMNS + 2, (update, first) -> {
+            setProgress(update, first, now);
+            update.setObject(first + PROGRESS_COLUMNS, shipment.id());
+            update.setLong(first + PROGRESS_COLUMNS + 1, now.version());
+        }).expecting(1));
+    }
+
+    private static void setProgress(PreparedStatement statement, int first, Shipment.Progress progress)
+            throws SQLException {
+        statement.setString(first, progress.status().name());
+        statement.setBoolean(first + 1, progress.paid());
+        statement.setBoolean(first + 2, progress.cancelRequested());
+        statement.setBoolean(first + 3, progress.creationUncertain());
+        Address to = progress.address();
+        setString(statement, first + 4, to == null ? null : to.name());
+        setString(statement, first + 5, to == null ? null : to.line1());
+        setString(statement, first + 6, to == null ? null : to.line2());
+        setString(statement, first + 7, to == null ? null : to.city());
+        setString(statement, first + 8, to == null ? null : to.postalCode());
+        setString(statement, first + 9, to == null ? null : to.country());
+        statement.setInt(first + 10, progress.attempts());
+        statement.setInt(first + 11, progress.cancelAttempts());
+        setInstant(statement, first + 12, progress.nextAttemptAt());
+        setInstant(statement, first + 13, progress.claimedUntil());
+        setString(statement, first + 14, progress.carrierShipmentId());
+        setString(statement, first + 15, progress.lastError());
+        setUuid(statement, first + 16, progress.causedByEventId());
+        setUuid(statement, first + 17, progress.cancelCausedByEventId());
+        statement.setTimestamp(first + 18, Timestamp.from(progress.updatedAt()));
+    }
+
+    private static void setString(PreparedStatement statement, int index, String value) throws SQLException {
+        if (value == null) {
+            statement.setNull(index, Types.VARCHAR);
+        } else {
+            statement.setString(index, value);
+        }
+    }
+
+    private static void setInstant(PreparedStatement statement, int index, Instant value) throws SQLException {
+        if (value == null) {
+            statement.setNull(index, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+            statement.setTimestamp(index, Timestamp.from(value));
+        }
+    }
+
+    private static void setUuid(PreparedStatement statement, int index, UUID value) throws SQLException {
+        if (value == null) {
+            statement.setNull(index, Types.OTHER);
+        } else {
+            statement.setObject(index, value);
+        }
     }
 
     /** The shipment, locked until the transaction ends; empty if it is gone or another transaction holds it. */
