@@ -8,7 +8,6 @@ import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.util.UUID;
 import java.util.function.Function;
 
@@ -60,11 +59,8 @@ public class OutboxWriter {
             statement.setString(first + 3, envelope.type());
             statement.setString(first + 4, EventCodec.encode(envelope));
             statement.setString(first + 5, envelope.correlationId());
-            if (envelope.causationId() == null) {
-                statement.setNull(first + 6, Types.VARCHAR);
-            } else {
-                statement.setString(first + 6, envelope.causationId().toString());
-            }
+            SqlParameters.setString(statement, first + 6,
+                    envelope.causationId() == null ? null : envelope.causationId().toString());
             statement.setTimestamp(first + 7, Timestamp.from(envelope.occurredAt()));
             statement.setObject(first + 8, envelope.eventId());
         });

@@ -1,5 +1,6 @@
 package dev.ordersaga.inventory.persistence;
 
+import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.inventory.domain.Reservation;
 import dev.ordersaga.inventory.domain.ReservationStatus;
@@ -12,7 +13,6 @@ import jakarta.transaction.Transactional;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -93,11 +93,7 @@ public class ReservationRepository implements PanacheRepositoryBase<Reservation,
             insert.setObject(first, reservation.orderId());
             insert.setObject(first + 1, reservation.reservationId());
             insert.setString(first + 2, reservation.status().name());
-            if (reservation.failureReason() == null) {
-                insert.setNull(first + 3, Types.VARCHAR);
-            } else {
-                insert.setString(first + 3, reservation.failureReason());
-            }
+            SqlParameters.setString(insert, first + 3, reservation.failureReason());
             insert.setString(first + 4, reservation.correlationId());
             insert.setTimestamp(first + 5, Timestamp.from(reservation.createdAt()));
             insert.setTimestamp(first + 6, Timestamp.from(reservation.updatedAt()));

@@ -1,5 +1,6 @@
 package dev.ordersaga.order.persistence;
 
+import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.order.domain.Address;
 import dev.ordersaga.order.domain.Order;
@@ -10,10 +11,7 @@ import io.quarkus.panache.common.Sort;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.LockModeType;
 
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -50,7 +48,7 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
             insert.setString(first + 4, order.currency());
             insert.setString(first + 5, to.name());
             insert.setString(first + 6, to.line1());
-            setNullable(insert, first + 7, to.line2());
+            SqlParameters.setString(insert, first + 7, to.line2());
             insert.setString(first + 8, to.city());
             insert.setString(first + 9, to.postalCode());
             insert.setString(first + 10, to.country());
@@ -116,13 +114,9 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
         }
         return Optional.of(new TransactionalWrites.Write(UPDATE_PROGRESS, 13, (update, first) -> {
             update.setString(first, now.status().name());
-            setNullable(update, first + 1, now.cancelReason());
-            setNullable(update, first + 2, now.waitingReason());
-            if (now.waitingSince() == null) {
-                update.setNull(first + 3, Types.TIMESTAMP_WITH_TIMEZONE);
-            } else {
-                update.setTimestamp(first + 3, Timestamp.from(now.waitingSince()));
-            }
+            SqlParameters.setString(update, first + 1, now.cancelReason());
+            SqlParameters.setString(update, first + 2, now.waitingReason());
+            SqlParameters.setInstant(update, first + 3, now.waitingSince());
             update.setBoolean(first + 4, now.stockReserved());
             update.setBoolean(first + 5, now.paid());
             update.setBoolean(first + 6, now.shipmentCreated());
@@ -133,14 +127,6 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
             update.setObject(first + 11, order.id());
             update.setLong(first + 12, now.version());
         }).expecting(1));
-    }
-
-    private static void setNullable(PreparedStatement statement, int index, String value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.VARCHAR);
-        } else {
-            statement.setString(index, value);
-        }
     }
 
     /** The order with its items read in the same statement, for an answer built after the transaction. */

@@ -1,5 +1,6 @@
 package dev.ordersaga.payment.persistence;
 
+import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.payment.domain.Payment;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
@@ -10,7 +11,6 @@ import jakarta.persistence.LockModeType;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -119,28 +119,16 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     private static void setProgress(PreparedStatement statement, int first, Payment.Progress state) throws SQLException {
         statement.setString(first, state.status().name());
         statement.setBigDecimal(first + 1, state.amount());
-        setNullable(statement, first + 2, state.currency());
-        setNullable(statement, first + 3, state.paymentToken());
+        SqlParameters.setString(statement, first + 2, state.currency());
+        SqlParameters.setString(statement, first + 3, state.paymentToken());
         statement.setBoolean(first + 4, state.stockReserved());
         statement.setBoolean(first + 5, state.cancelRequested());
         statement.setBoolean(first + 6, state.refundAnswered());
-        setNullable(statement, first + 7, state.providerChargeId());
-        setNullable(statement, first + 8, state.providerRefundId());
-        setNullable(statement, first + 9, state.declineReason());
+        SqlParameters.setString(statement, first + 7, state.providerChargeId());
+        SqlParameters.setString(statement, first + 8, state.providerRefundId());
+        SqlParameters.setString(statement, first + 9, state.declineReason());
         statement.setInt(first + 10, state.attempts());
-        if (state.nextAttemptAt() == null) {
-            statement.setNull(first + 11, Types.TIMESTAMP_WITH_TIMEZONE);
-        } else {
-            statement.setTimestamp(first + 11, Timestamp.from(state.nextAttemptAt()));
-        }
-    }
-
-    private static void setNullable(PreparedStatement statement, int index, String value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.VARCHAR);
-        } else {
-            statement.setString(index, value);
-        }
+        SqlParameters.setInstant(statement, first + 11, state.nextAttemptAt());
     }
 
     public Optional<Payment> findByOrderId(UUID orderId) {

@@ -1,5 +1,6 @@
 package dev.ordersaga.shipping.persistence;
 
+import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.shipping.domain.Address;
 import dev.ordersaga.shipping.domain.Shipment;
@@ -11,7 +12,6 @@ import jakarta.persistence.LockModeType;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -136,45 +136,21 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
         statement.setBoolean(first + 2, progress.cancelRequested());
         statement.setBoolean(first + 3, progress.creationUncertain());
         Address to = progress.address();
-        setString(statement, first + 4, to == null ? null : to.name());
-        setString(statement, first + 5, to == null ? null : to.line1());
-        setString(statement, first + 6, to == null ? null : to.line2());
-        setString(statement, first + 7, to == null ? null : to.city());
-        setString(statement, first + 8, to == null ? null : to.postalCode());
-        setString(statement, first + 9, to == null ? null : to.country());
+        SqlParameters.setString(statement, first + 4, to == null ? null : to.name());
+        SqlParameters.setString(statement, first + 5, to == null ? null : to.line1());
+        SqlParameters.setString(statement, first + 6, to == null ? null : to.line2());
+        SqlParameters.setString(statement, first + 7, to == null ? null : to.city());
+        SqlParameters.setString(statement, first + 8, to == null ? null : to.postalCode());
+        SqlParameters.setString(statement, first + 9, to == null ? null : to.country());
         statement.setInt(first + 10, progress.attempts());
         statement.setInt(first + 11, progress.cancelAttempts());
-        setInstant(statement, first + 12, progress.nextAttemptAt());
-        setInstant(statement, first + 13, progress.claimedUntil());
-        setString(statement, first + 14, progress.carrierShipmentId());
-        setString(statement, first + 15, progress.lastError());
-        setUuid(statement, first + 16, progress.causedByEventId());
-        setUuid(statement, first + 17, progress.cancelCausedByEventId());
+        SqlParameters.setInstant(statement, first + 12, progress.nextAttemptAt());
+        SqlParameters.setInstant(statement, first + 13, progress.claimedUntil());
+        SqlParameters.setString(statement, first + 14, progress.carrierShipmentId());
+        SqlParameters.setString(statement, first + 15, progress.lastError());
+        SqlParameters.setUuid(statement, first + 16, progress.causedByEventId());
+        SqlParameters.setUuid(statement, first + 17, progress.cancelCausedByEventId());
         statement.setTimestamp(first + 18, Timestamp.from(progress.updatedAt()));
-    }
-
-    private static void setString(PreparedStatement statement, int index, String value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.VARCHAR);
-        } else {
-            statement.setString(index, value);
-        }
-    }
-
-    private static void setInstant(PreparedStatement statement, int index, Instant value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.TIMESTAMP_WITH_TIMEZONE);
-        } else {
-            statement.setTimestamp(index, Timestamp.from(value));
-        }
-    }
-
-    private static void setUuid(PreparedStatement statement, int index, UUID value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.OTHER);
-        } else {
-            statement.setObject(index, value);
-        }
     }
 
     /** The shipment, locked until the transaction ends; empty if it is gone or another transaction holds it. */
