@@ -5,7 +5,6 @@ import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.inventory.domain.Reservation;
 import dev.ordersaga.inventory.domain.ReservationStatus;
 import dev.ordersaga.inventory.domain.ReservedItem;
-import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
@@ -24,7 +23,7 @@ import java.util.UUID;
  * work was a round trip for the reservation, one for its items, one for each stock row, and one for each row flushed.
  */
 @ApplicationScoped
-public class ReservationRepository implements PanacheRepositoryBase<Reservation, UUID> {
+public class ReservationRepository {
 
     /** Lock order: reservation, then stock. The items are joined; only the reservation's row is locked. */
     private static final String LOCK_WITH_ITEMS = """

@@ -265,8 +265,8 @@ public class PaymentService {
     }
 
     /**
-     * Publishes the transition's events and makes the payment due if it owes the provider a call now, then writes the
-     * payment with its first event in one round trip (or alone, if there is none).
+     * Makes the payment due if it owes the provider a call now, then writes it with the transition's first event in one
+     * round trip (or alone, if there is none) and publishes the other events.
      *
      * @param asRead the payment as its row was read, or null for a payment this transaction opened
      */
@@ -283,17 +283,13 @@ public class PaymentService {
         Optional<TransactionalWrites.Write> change = asRead == null
                 ? Optional.of(payments.insertion(payment))
                 : payments.update(payment, asRead);
-        for (int i = 0; i < events.size(); i++) {
-            if (i == 0 && change.isPresent()) {
-                outbox.publish(payment.orderId(), events.get(i), envelope -> change.get());
-            } else {
-                outbox.publish(payment.orderId(), events.get(i));
-            }
-        }
         if (events.isEmpty()) {
             change.ifPresent(write -> writes.write(write, () -> "write payment " + payment.id() + " of order "
                     + payment.orderId()));
+            return;
         }
+        outbox.publish(payment.orderId(), events.get(0), change.isEmpty() ? null : envelope -> change.get());
+        events.subList(1, events.size()).forEach(event -> outbox.publish(payment.orderId(), event));
     }
 
     private static String describe(Payment payment, List<PaymentEvent> events) {

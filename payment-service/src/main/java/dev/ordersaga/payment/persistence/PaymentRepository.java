@@ -34,22 +34,18 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         writes.lockUntilCommit(ORDER_LOCK_SPACE, orderId.hashCode(), () -> "lock order " + orderId);
     }
 
-    /** The order's payment, its row locked until the transaction ends. */
-    public Optional<Payment> findByOrderIdForUpdate(UUID orderId) {
-        return find("orderId", orderId).withLock(LockModeType.PESSIMISTIC_WRITE).firstResultOptional();
-    }
-
     /** The payment, its row locked until the transaction ends. */
     public Optional<Payment> findByIdForUpdate(UUID id) {
         return findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE);
     }
 
     /**
-     * As {@link #findByOrderIdForUpdate}, for a change written by {@link #update} rather than by Hibernate's flush: the
-     * payment is detached once read, so that Hibernate neither checks it for changes nor writes it.
+     * The order's payment, its row locked until the transaction ends, for a change written by {@link #update} rather
+     * than by Hibernate's flush: the payment is detached once read, so that Hibernate neither checks it for changes
+     * nor writes it.
      */
     public Optional<Payment> findByOrderIdForChange(UUID orderId) {
-        return detached(findByOrderIdForUpdate(orderId));
+        return detached(find("orderId", orderId).withLock(LockModeType.PESSIMISTIC_WRITE).firstResultOptional());
     }
 
     /** As {@link #findByIdForUpdate}, detached as {@link #findByOrderIdForChange} is. */
