@@ -7,6 +7,7 @@ import jakarta.transaction.Transactional;
 
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.OptionalInt;
 
 /**
  * The ids of the events this service has applied. Claiming an id happens in the handler's transaction: if the
@@ -15,10 +16,13 @@ import java.sql.SQLException;
 @ApplicationScoped
 public class Inbox {
 
+    /** Answers with one row: 1 if the event is new, 0 if its id was claimed before. */
     private static final String CLAIM = """
-            INSERT INTO inbox (event_id, event_type, topic, order_id, correlation_id, received_at)
-            VALUES (?, ?, ?, ?, ?, now())
-            ON CONFLICT (event_id) DO NOTHING""";
+            WITH claim AS (
+                INSERT INTO inbox (event_id, event_type, topic, order_id, correlation_id, received_at)
+                VALUES (?, ?, ?, ?, ?, now())
+                ON CONFLICT (event_id) DO NOTHING RETURNING 1)
+            SELECT count(*) FROM claim""";
 
     /**
      * The claim under the order's advisory lock, taken first: the lock waits for any transaction of this service that
@@ -26,39 +30,62 @@ public class Inbox {
      * committed before each statement, and the handler's statements come after this one).
      */
     private static final String CLAIM_UNDER_ORDER_LOCK = """
-            WITH locked AS (SELECT pg_advisory_xact_lock(?, ?))
-            INSERT INTO inbox (event_id, event_type, topic, order_id, correlation_id, received_at)
-            SELECT ?, ?, ?, ?, ?, now() FROM locked
-            ON CONFLICT (event_id) DO NOTHING""";
+            WITH locked AS (SELECT pg_advisory_xact_lock(?, ?)),
+                 claim AS (
+                     INSERT INTO inbox (event_id, event_type, topic, order_id, correlation_id, received_at)
+                     SELECT ?, ?, ?, ?, ?, now() FROM locked
+                     ON CONFLICT (event_id) DO NOTHING RETURNING 1)
+            SELECT count(*) FROM claim""";
 
     @Inject
     TransactionalWrites writes;
 
     /**
+     * The claim of an event, not yet sent: {@link #send} sends it alone, a handler sends it with its first read
+     * ({@link InboxClaim#then}). With a lock space, the claim takes the order's advisory lock in that space
+     * ({@link TransactionalWrites#lockUntilCommit}, key: the order id's hash) in the same statement, held until the
+     * transaction ends: a handler that locks its order first thing then costs no round trip of its own for it.
+     */
+    public InboxClaim claimOf(EventEnvelope<?> envelope, String topic, OptionalInt orderLockSpace) {
+        if (orderLockSpace.isEmpty()) {
+            return new InboxClaim(new TransactionalWrites.Write(CLAIM, 5,
+                    (claim, first) -> setClaim(claim, first, envelope, topic)), envelope.eventId(), () -> {
+            });
+        }
+        int space = orderLockSpace.getAsInt();
+        int key = envelope.orderId().hashCode();
+        return new InboxClaim(new TransactionalWrites.Write(CLAIM_UNDER_ORDER_LOCK, 7, (claim, first) -> {
+            claim.setInt(first, space);
+            claim.setInt(first + 1, key);
+            setClaim(claim, first + 2, envelope, topic);
+        }), envelope.eventId(), () -> writes.noteHeldUntilCommit(space, key));
+    }
+
+    /**
+     * Sends the claim in a round trip of its own.
+     *
      * @return true if this is the first delivery of the event; false if it was applied before (or is being applied
      * by a concurrent transaction that then commits: the insert waits for it)
      */
     @Transactional(Transactional.TxType.MANDATORY)
-    public boolean claim(EventEnvelope<?> envelope, String topic) {
-        return writes.write(CLAIM, claim -> setClaim(claim, 1, envelope, topic),
-                () -> "record event " + envelope.eventId() + " in the inbox") == 1;
+    public boolean send(InboxClaim claim) {
+        writes.read(claim.statement(), results -> {
+            claim.answer(results);
+            return null;
+        }, claim::what);
+        return !claim.duplicate();
     }
 
-    /**
-     * As {@link #claim(EventEnvelope, String)}, in the same statement as taking the order's advisory lock in the given
-     * space ({@link TransactionalWrites#lockUntilCommit}, key: the order id's hash), held until the transaction ends.
-     * A handler that locks its order first thing then costs no round trip of its own for it.
-     */
+    /** {@link #send} of the event's claim. */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public boolean claim(EventEnvelope<?> envelope, String topic) {
+        return send(claimOf(envelope, topic, OptionalInt.empty()));
+    }
+
+    /** {@link #send} of the event's claim under its order's advisory lock in the given space. */
     @Transactional(Transactional.TxType.MANDATORY)
     public boolean claimUnderOrderLock(EventEnvelope<?> envelope, String topic, int lockSpace) {
-        int key = envelope.orderId().hashCode();
-        boolean first = writes.write(CLAIM_UNDER_ORDER_LOCK, claim -> {
-            claim.setInt(1, lockSpace);
-            claim.setInt(2, key);
-            setClaim(claim, 3, envelope, topic);
-        }, () -> "record event " + envelope.eventId() + " in the inbox") == 1;
-        writes.noteHeldUntilCommit(lockSpace, key);
-        return first;
+        return send(claimOf(envelope, topic, OptionalInt.of(lockSpace)));
     }
 
     private static void setClaim(PreparedStatement claim, int first, EventEnvelope<?> envelope, String topic)

@@ -26,7 +26,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.OptionalInt;
 
 /**
  * The one way a consumer applies an event: decode, pass over a kind it has no handler for, open the saga's
@@ -196,6 +195,12 @@ public class IncomingEvents {
         return null;
     }
 
+    private void skipDuplicate(EventEnvelope<SagaEvent> envelope, String topic) {
+        meters.counter("saga.inbox.duplicates", "topic", topic).increment();
+        LOG.infof("Duplicate %s %s for order %s skipped: already applied", envelope.type(), envelope.eventId(),
+                envelope.orderId());
+    }
+
     /**
      * @throws dev.ordersaga.events.MalformedEventException if the message can never be applied; the messaging
      *                                                      layer parks it on the dead-letter topic
@@ -213,18 +218,21 @@ public class IncomingEvents {
             return;
         }
         try (Correlation.Scope ignored = Correlation.open(envelope.correlationId(), envelope.eventId())) {
-            OptionalInt lockSpace = handlers.orderLockSpace();
-            boolean first = lockSpace.isPresent()
-                    ? inbox.claimUnderOrderLock(envelope, topic, lockSpace.getAsInt())
-                    : inbox.claim(envelope, topic);
-            if (!first) {
-                meters.counter("saga.inbox.duplicates", "topic", topic).increment();
-                LOG.infof("Duplicate %s %s for order %s skipped: already applied", envelope.type(), envelope.eventId(),
-                        envelope.orderId());
+            InboxClaim claim = inbox.claimOf(envelope, topic, handlers.orderLockSpace());
+            boolean sentByHandler = handlers.claims(envelope.payload());
+            if (!sentByHandler && !inbox.send(claim)) {
+                skipDuplicate(envelope, topic);
                 return;
             }
             LOG.debugf("Applying %s %s for order %s", envelope.type(), envelope.eventId(), envelope.orderId());
-            handlers.dispatch(envelope);
+            handlers.dispatch(envelope, claim);
+            if (!claim.answered()) {
+                // the handler may have acted without knowing whether it should: nothing of this transaction may stay
+                throw new IllegalStateException("the handler of " + envelope.type() + " did not send its inbox claim");
+            }
+            if (sentByHandler && claim.duplicate()) {
+                skipDuplicate(envelope, topic);
+            }
         }
     }
 }

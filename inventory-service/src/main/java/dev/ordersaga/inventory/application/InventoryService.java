@@ -1,5 +1,6 @@
 package dev.ordersaga.inventory.application;
 
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
@@ -52,30 +53,39 @@ public class InventoryService {
 
     /** OrderCreated: reserve every line or none. */
     @Transactional
-    public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
+    public void onOrderCreated(EventEnvelope<?> event, OrderCreated created, InboxClaim claim) {
         UUID orderId = event.orderId();
         List<OrderLine> lines = created.items() == null ? List.of() : created.items();
+        OrderSightingRepository.Sighted sighted = sightings.lockStock(orderId,
+                lines.stream().filter(Objects::nonNull).map(OrderLine::sku).filter(Objects::nonNull).toList(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
         // one row per applied OrderCreated: the proof that a redelivered event took effect once
-        OrderSightingRepository.Sighted sighted = sightings.appendAndLockStock(
-                new OrderSighting(orderId, event.eventId(), event.correlationId()),
-                lines.stream().filter(Objects::nonNull).map(OrderLine::sku).filter(Objects::nonNull).toList());
+        TransactionalWrites.Write sighting = sightings.appending(
+                new OrderSighting(orderId, event.eventId(), event.correlationId()));
         if (sighted.reservation().isPresent()) {
+            writes.write(sighting, () -> "note the sighting of order " + orderId);
             LOG.infof("Order %s already has a reservation (%s): OrderCreated %s not acted on", orderId,
                     sighted.reservation().get(), event.eventId());
             return;
         }
         LockedStock stock = sighted.stock();
         Reservation.Outcome outcome = Reservation.reserve(orderId, lines, stock.rows(), event.correlationId());
-        outbox.publish(orderId, outcome.event(), envelope -> withStock(reservations.insertion(outcome.reservation()), stock));
+        outbox.publish(orderId, outcome.event(),
+                envelope -> withStock(sighting.then(reservations.insertion(outcome.reservation())), stock));
         LOG.infof("Order %s: reservation %s %s (%s)", orderId, outcome.reservation().reservationId(),
                 outcome.reservation().status(), outcome.event());
     }
 
     /** OrderCancelling: give back what was reserved, and answer exactly once, also when nothing was reserved. */
     @Transactional
-    public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling) {
+    public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling, InboxClaim claim) {
         UUID orderId = event.orderId();
-        Optional<ReservationRepository.Locked> found = reservations.lockWithStock(orderId);
+        Optional<ReservationRepository.Locked> found = reservations.lockWithStock(orderId, claim);
+        if (claim.duplicate()) {
+            return;
+        }
         if (found.isEmpty()) {
             Reservation.Outcome outcome = Reservation.cancelledBeforeReserving(orderId, event.correlationId());
             outbox.publish(orderId, outcome.event(), envelope -> reservations.insertion(outcome.reservation()));
@@ -101,9 +111,12 @@ public class InventoryService {
 
     /** OrderConfirmed: the reserved units are shipped. */
     @Transactional
-    public void onOrderConfirmed(EventEnvelope<?> event, OrderConfirmed confirmed) {
+    public void onOrderConfirmed(EventEnvelope<?> event, OrderConfirmed confirmed, InboxClaim claim) {
         UUID orderId = event.orderId();
-        Optional<ReservationRepository.Locked> found = reservations.lockWithStock(orderId);
+        Optional<ReservationRepository.Locked> found = reservations.lockWithStock(orderId, claim);
+        if (claim.duplicate()) {
+            return;
+        }
         if (found.isEmpty()) {
             LOG.infof("Order %s confirmed, but inventory holds no reservation for it: skipped", orderId);
             return;

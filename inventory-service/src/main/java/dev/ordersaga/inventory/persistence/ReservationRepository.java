@@ -1,5 +1,6 @@
 package dev.ordersaga.inventory.persistence;
 
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.inventory.domain.Reservation;
@@ -52,13 +53,17 @@ public class ReservationRepository {
     @Inject
     TransactionalWrites writes;
 
-    /** The order's reservation and its stock rows, locked in one round trip (reservation first); empty if it has none. */
+    /**
+     * The order's reservation and its stock rows, locked in one round trip (reservation first) after the event's inbox
+     * claim; empty if it has none. The caller asks the claim whether the event is a duplicate before it acts.
+     */
     @Transactional(Transactional.TxType.MANDATORY)
-    public Optional<Locked> lockWithStock(UUID orderId) {
-        TransactionalWrites.Write statements = new TransactionalWrites.Write(LOCK_WITH_ITEMS, 1,
+    public Optional<Locked> lockWithStock(UUID orderId, InboxClaim claim) {
+        TransactionalWrites.Write statements = claim.then(new TransactionalWrites.Write(LOCK_WITH_ITEMS, 1,
                 (statement, first) -> statement.setObject(first, orderId))
-                .then(StockRepository.lockingReservedBy(orderId));
+                .then(StockRepository.lockingReservedBy(orderId)));
         return writes.read(statements, results -> {
+            claim.answer(results);
             List<Row> rows = results.rows(Row::of);
             LockedStock stock = LockedStock.from(results);
             if (rows.isEmpty()) {

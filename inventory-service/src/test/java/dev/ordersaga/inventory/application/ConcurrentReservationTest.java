@@ -2,6 +2,7 @@ package dev.ordersaga.inventory.application;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.EventHeaders;
+import dev.ordersaga.eventing.Inbox;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.Topics;
@@ -21,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -53,6 +55,9 @@ class ConcurrentReservationTest {
 
     @Inject
     DataSource dataSource;
+
+    @Inject
+    Inbox inbox;
 
     @Test
     void fiftyOrdersRacingForTenUnitsReserveExactlyTen() throws Exception {
@@ -123,7 +128,8 @@ class ConcurrentReservationTest {
                 applied.add(threads.submit(() -> {
                     start.await();
                     try (Correlation.Scope ignored = Correlation.open(created.correlationId(), created.eventId())) {
-                        inventory.onOrderCreated(created, created.payload());
+                        inventory.onOrderCreated(created, created.payload(),
+                                inbox.claimOf(created, Topics.ORDER_EVENTS, OptionalInt.empty()));
                     }
                     return null;
                 }));

@@ -2,9 +2,13 @@ package dev.ordersaga.inventory.persistence;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.EventStoreException;
+import dev.ordersaga.eventing.Inbox;
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.Topics;
 import dev.ordersaga.inventory.InventoryRows;
 import dev.ordersaga.inventory.application.InventoryService;
 import dev.ordersaga.inventory.domain.Reservation;
@@ -18,8 +22,10 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.util.OptionalInt;
 import java.util.UUID;
 
 import static dev.ordersaga.inventory.InventoryRows.newSku;
@@ -48,6 +54,9 @@ class ReservationRepositoryTest {
     @Inject
     DataSource dataSource;
 
+    @Inject
+    Inbox inbox;
+
     @Test
     void aReservationIsReadWithItsItemsInLineOrderAndTheStockItHolds() throws Exception {
         String first = newSku("zz-first");
@@ -57,7 +66,7 @@ class ReservationRepositoryTest {
         UUID orderId = reserve(orderOf(first, 2, second, 3));
 
         ReservationRepository.Locked locked = QuarkusTransaction.requiringNew()
-                .call(() -> reservations.lockWithStock(orderId)).orElseThrow();
+                .call(() -> reservations.lockWithStock(orderId, confirmedClaim(orderId))).orElseThrow();
 
         Reservation reservation = locked.reservation();
         assertThat(reservation.status()).isEqualTo(ReservationStatus.RESERVED);
@@ -69,7 +78,7 @@ class ReservationRepositoryTest {
         assertThat(locked.stock().rows().values()).extracting(s -> s.sku(), s -> s.available(), s -> s.reserved())
                 .containsExactly(tuple(second, 4, 3), tuple(first, 3, 2));
         assertThat(locked.stock().changes()).isEmpty();
-        assertThat(QuarkusTransaction.requiringNew().call(() -> reservations.lockWithStock(UUID.randomUUID()))).isEmpty();
+        assertThat(QuarkusTransaction.requiringNew().call(() -> reservations.lockWithStock(UUID.randomUUID(), confirmedClaim(UUID.randomUUID())))).isEmpty();
     }
 
     @Test
@@ -78,7 +87,7 @@ class ReservationRepositoryTest {
         inventory.setAvailable(sku, 4);
         UUID orderId = reserve(orderOf(sku, 1));
         ReservationRepository.Locked stale = QuarkusTransaction.requiringNew()
-                .call(() -> reservations.lockWithStock(orderId)).orElseThrow();
+                .call(() -> reservations.lockWithStock(orderId, confirmedClaim(orderId))).orElseThrow();
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("UPDATE reservation SET version = version + 1 WHERE order_id = ?")) {
             ps.setObject(1, orderId);
@@ -102,7 +111,7 @@ class ReservationRepositoryTest {
         UUID orderId = reserve(orderOf(sku, 2));
 
         QuarkusTransaction.requiringNew().run(() -> {
-            ReservationRepository.Locked locked = reservations.lockWithStock(orderId).orElseThrow();
+            ReservationRepository.Locked locked = reservations.lockWithStock(orderId, confirmedClaim(orderId)).orElseThrow();
             locked.reservation().consume(locked.stock().rows());
             writes.write(reservations.update(locked.reservation()).then(locked.stock().changes().orElseThrow()), () -> "consume");
         });
@@ -113,10 +122,17 @@ class ReservationRepositoryTest {
         assertThat(rows.count("SELECT version FROM reservation WHERE order_id = ?", orderId)).isEqualTo(1);
     }
 
+    /** The claim of an OrderConfirmed of the order, for a read that goes with one. */
+    private InboxClaim confirmedClaim(UUID orderId) {
+        return inbox.claimOf(EventEnvelope.of(orderId, "repository-" + UUID.randomUUID(), null,
+                new OrderConfirmed(BigDecimal.ONE, "EUR")), Topics.ORDER_EVENTS, OptionalInt.empty());
+    }
+
     private UUID reserve(OrderCreated order) {
         EventEnvelope<OrderCreated> created = EventEnvelope.of(UUID.randomUUID(), "repository-" + UUID.randomUUID(), null, order);
         try (Correlation.Scope ignored = Correlation.open(created.correlationId(), created.eventId())) {
-            inventory.onOrderCreated(created, created.payload());
+            inventory.onOrderCreated(created, created.payload(),
+                    inbox.claimOf(created, Topics.ORDER_EVENTS, OptionalInt.empty()));
         }
         return created.orderId();
     }

@@ -1,5 +1,6 @@
 package dev.ordersaga.order.application;
 
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
@@ -134,14 +135,18 @@ public class OrderService {
     }
 
     /**
-     * Applies a fact of another service to its order. The event is noted in the timeline in any case; an event
-     * for an order this service does not have (not one of its sagas) is skipped.
+     * Applies a fact of another service to its order, unless its inbox claim, sent with the order's locked read,
+     * finds it applied before. The event is noted in the timeline in any case; an event for an order this service
+     * does not have (not one of its sagas) is skipped.
      */
     @Transactional(Transactional.TxType.MANDATORY)
-    public void apply(EventEnvelope<?> event, Function<Order, Optional<OrderEvent>> fact) {
+    public void apply(EventEnvelope<?> event, InboxClaim claim, Function<Order, Optional<OrderEvent>> fact) {
+        Optional<Order> found = orders.lockForChange(event.orderId(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
         SagaEventRecord record = new SagaEventRecord(event.eventId(), event.orderId(), event.type(),
                 producerOf(event.topic()), event.occurredAt(), event.correlationId(), event.causationId());
-        Optional<Order> found = orders.findForChange(event.orderId());
         if (found.isEmpty()) {
             LOG.infof("%s for unknown order %s skipped", event.type(), event.orderId());
             return;

@@ -42,24 +42,24 @@ public class ParticipantEventsConsumer {
     @PostConstruct
     void init() {
         handlers = EventHandlers.create()
-                .on(StockReserved.class, (event, fact) -> orders.apply(event, Order::onStockReserved))
-                .on(StockReservationFailed.class, (event, failed) -> orders.apply(event,
+                .on(StockReserved.class, (event, fact, claim) -> orders.apply(event, claim, Order::onStockReserved))
+                .on(StockReservationFailed.class, (event, failed, claim) -> orders.apply(event, claim,
                         o -> o.onStepFailed("out of stock: " + String.join(", ", failed.unavailableSkus()))))
-                .on(StockReleased.class, (event, fact) -> orders.apply(event, o -> o.onCompensated(Participant.INVENTORY)))
-                .on(PaymentSucceeded.class, (event, fact) -> orders.apply(event, Order::onPaymentSucceeded))
-                .on(PaymentFailed.class, (event, failed) -> orders.apply(event,
+                .on(StockReleased.class, (event, fact, claim) -> orders.apply(event, claim, o -> o.onCompensated(Participant.INVENTORY)))
+                .on(PaymentSucceeded.class, (event, fact, claim) -> orders.apply(event, claim, Order::onPaymentSucceeded))
+                .on(PaymentFailed.class, (event, failed, claim) -> orders.apply(event, claim,
                         o -> o.onStepFailed("payment failed: " + failed.reason())))
-                .on(PaymentRefunded.class, (event, fact) -> orders.apply(event, o -> o.onCompensated(Participant.PAYMENT)))
-                .on(ShipmentCreated.class, (event, fact) -> orders.apply(event, Order::onShipmentCreated))
-                .on(ShipmentFailed.class, (event, failed) -> orders.apply(event,
+                .on(PaymentRefunded.class, (event, fact, claim) -> orders.apply(event, claim, o -> o.onCompensated(Participant.PAYMENT)))
+                .on(ShipmentCreated.class, (event, fact, claim) -> orders.apply(event, claim, Order::onShipmentCreated))
+                .on(ShipmentFailed.class, (event, failed, claim) -> orders.apply(event, claim,
                         o -> o.onStepFailed("shipment failed: " + failed.reason())))
-                .on(ShipmentOnHold.class, (event, onHold) -> orders.apply(event, o -> {
+                .on(ShipmentOnHold.class, (event, onHold, claim) -> orders.apply(event, claim, o -> {
                     o.onShipmentOnHold(onHold.reason());
                     return Optional.empty();
                 }))
-                .on(ShipmentCancelled.class, (event, fact) -> orders.apply(event, o -> o.onCompensated(Participant.SHIPPING)))
+                .on(ShipmentCancelled.class, (event, fact, claim) -> orders.apply(event, claim, o -> o.onCompensated(Participant.SHIPPING)))
                 // any other fact of a participant is still noted in the saga's timeline
-                .otherwise(event -> orders.apply(event, o -> Optional.empty()));
+                .otherwise((event, fact, claim) -> orders.apply(event, claim, o -> Optional.empty()));
     }
 
     @Incoming("participant-events")

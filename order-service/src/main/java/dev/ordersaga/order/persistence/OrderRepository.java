@@ -1,5 +1,6 @@
 package dev.ordersaga.order.persistence;
 
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.order.domain.Address;
@@ -9,15 +10,21 @@ import dev.ordersaga.order.domain.OrderStatus;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import io.quarkus.panache.common.Sort;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import jakarta.persistence.LockModeType;
+import jakarta.transaction.Transactional;
 
 import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
 @ApplicationScoped
 public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
+
+    @Inject
+    TransactionalWrites writes;
 
     private static final String INSERT_ORDER = """
             INSERT INTO orders (id, customer_id, status, total, currency, ship_name, ship_line1, ship_line2, ship_city,
@@ -84,15 +91,39 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
         return findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE);
     }
 
+    private static final String LOCK = """
+            SELECT customer_id, total, currency, ship_name, ship_line1, ship_line2, ship_city, ship_postal_code,
+                   ship_country, correlation_id, created_at, status, cancel_reason, waiting_reason, waiting_since,
+                   stock_reserved, paid, shipment_created, stock_released, payment_refunded, shipment_cancelled,
+                   updated_at, version
+            FROM orders WHERE id = ?
+            FOR NO KEY UPDATE""";
+
     /**
-     * As {@link #findForUpdate}, for a change written by {@link #update} rather than by Hibernate's flush: the order is
-     * detached once read, so that Hibernate neither checks it for changes nor writes it (nor, in a later event of the
-     * same transaction, hands out this copy instead of reading the row that {@link #update} wrote).
+     * For a fact's change, written by {@link #update} rather than by Hibernate's flush: the order's row, locked as
+     * {@link #findForUpdate} locks it, read with plain SQL in the round trip of the event's inbox claim, which goes
+     * first. The order is never managed, so Hibernate neither checks it for changes nor writes it (nor, in a later
+     * event of the same transaction, hands out a stale copy of a row {@link #update} wrote). Empty if there is no such
+     * order, and for a duplicate, which the caller must ask the claim about before it acts.
      */
-    public Optional<Order> findForChange(UUID id) {
-        Optional<Order> found = findForUpdate(id);
-        found.ifPresent(getEntityManager()::detach);
-        return found;
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<Order> lockForChange(UUID id, InboxClaim claim) {
+        TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK, 1, (read, first) -> read.setObject(first, id));
+        return writes.read(claim.then(lock), results -> {
+            claim.answer(results);
+            return results.rows(row -> Order.stored(id, row.getString(1), row.getBigDecimal(2), row.getString(3),
+                    new Address(row.getString(4), row.getString(5), row.getString(6), row.getString(7),
+                            row.getString(8), row.getString(9)),
+                    row.getString(10), row.getTimestamp(11).toInstant(),
+                    new Order.Progress(OrderStatus.valueOf(row.getString(12)), row.getString(13), row.getString(14),
+                            instant(row.getTimestamp(15)), row.getBoolean(16), row.getBoolean(17), row.getBoolean(18),
+                            row.getBoolean(19), row.getBoolean(20), row.getBoolean(21),
+                            row.getTimestamp(22).toInstant(), row.getLong(23)))).stream().findFirst();
+        }, () -> "lock order " + id);
+    }
+
+    private static Instant instant(Timestamp timestamp) {
+        return timestamp == null ? null : timestamp.toInstant();
     }
 
     private static final String UPDATE_PROGRESS = """
@@ -102,7 +133,7 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
             WHERE id = ? AND version = ?""";
 
     /**
-     * The write that stores what a fact changed of an order read with {@link #findForChange}, to send in one round trip
+     * The write that stores what a fact changed of an order read with {@link #lockForChange}, to send in one round trip
      * with the event and the timeline entry it caused; none if nothing changed. The version it was read at must still
      * be the row's (it is: the read locked the row), else the write fails and the transaction rolls back, as
      * Hibernate's optimistic check would. Written by Hibernate, the change was a round trip of its own at every event.

@@ -2,6 +2,8 @@ package dev.ordersaga.order.application;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.EventStoreException;
+import dev.ordersaga.eventing.Inbox;
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
@@ -29,10 +31,12 @@ import org.junit.jupiter.api.Test;
 import javax.sql.DataSource;
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -59,6 +63,9 @@ class OutboxTest {
 
     @Inject
     TransactionalWrites writes;
+
+    @Inject
+    Inbox inbox;
 
     @BeforeAll
     static void watchTopic() {
@@ -144,7 +151,7 @@ class OutboxTest {
         UUID orderId = placed("stale");
 
         assertThatThrownBy(() -> QuarkusTransaction.requiringNew().run(() -> {
-            Order order = orders.findForChange(orderId).orElseThrow();
+            Order order = orders.lockForChange(orderId, claimOf(stockReserved(orderId, "stale"))).orElseThrow();
             Order.Progress read = order.progress();
             order.startCompensation("test", "customer");
             // the row moves on after it was read: the update must find nothing to write over
@@ -161,15 +168,81 @@ class OutboxTest {
     @Test
     void aFactChangesTheOrderOnceAndBumpsItsVersion() {
         UUID orderId = placed("fact");
-        EventEnvelope<StockReserved> reserved = EventEnvelope.of(orderId, "fact", null, new StockReserved("res-1", List.of()));
-        try (Correlation.Scope ignored = Correlation.open("fact", reserved.eventId())) {
-            QuarkusTransaction.requiringNew().run(() -> orderService.apply(reserved, Order::onStockReserved));
-        }
+        EventEnvelope<StockReserved> reserved = stockReserved(orderId, "fact");
+        applied(reserved);
 
         Order after = QuarkusTransaction.requiringNew().call(() -> orders.findById(orderId));
         assertThat(after.status()).isEqualTo(OrderStatus.STOCK_RESERVED);
         assertThat(after.progress().stockReserved()).isTrue();
         assertThat(after.progress().version()).isEqualTo(1);
+    }
+
+    @Test
+    void aFactDeliveredAgainIsToldByTheClaimSentWithTheReadAndChangesNothing() throws Exception {
+        UUID orderId = placed("again");
+        EventEnvelope<StockReserved> reserved = stockReserved(orderId, "again");
+        InboxClaim first = applied(reserved);
+        InboxClaim second = applied(reserved);
+
+        assertThat(first.duplicate()).isFalse();
+        assertThat(second.duplicate()).isTrue();
+        Order after = QuarkusTransaction.requiringNew().call(() -> orders.findById(orderId));
+        assertThat(after.status()).isEqualTo(OrderStatus.STOCK_RESERVED);
+        assertThat(after.progress().version()).as("changed by the first delivery only").isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM inbox WHERE event_id = ?", reserved.eventId())).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM saga_event WHERE event_id = ?", reserved.eventId()))
+                .as("noted in the timeline once").isEqualTo(1);
+    }
+
+    @Test
+    void theLockedReadForAChangeReturnsTheOrderAsStored() {
+        UUID orderId = placed("read");
+        Order stored = QuarkusTransaction.requiringNew().call(() -> orders.findWithItems(orderId)).orElseThrow();
+
+        Order read = QuarkusTransaction.requiringNew().call(
+                () -> orders.lockForChange(orderId, claimOf(stockReserved(orderId, "read")))).orElseThrow();
+
+        assertThat(read.id()).isEqualTo(orderId);
+        assertThat(read.customerId()).isEqualTo(stored.customerId());
+        assertThat(read.total()).isEqualByComparingTo(stored.total());
+        assertThat(read.currency()).isEqualTo(stored.currency());
+        assertThat(read.correlationId()).isEqualTo(stored.correlationId());
+        Address to = stored.shippingAddress();
+        assertThat(read.shippingAddress()).extracting(Address::name, Address::line1, Address::line2, Address::city,
+                Address::postalCode, Address::country)
+                .containsExactly(to.name(), to.line1(), to.line2(), to.city(), to.postalCode(), to.country());
+        assertThat(read.createdAt()).isEqualTo(stored.createdAt());
+        assertThat(read.progress()).isEqualTo(stored.progress());
+        assertThatThrownBy(read::items).as("the items are not read for a fact").isInstanceOf(IllegalStateException.class);
+        assertThat(QuarkusTransaction.requiringNew().call(
+                () -> orders.lockForChange(UUID.randomUUID(), claimOf(stockReserved(orderId, "none"))))).isEmpty();
+    }
+
+    private static EventEnvelope<StockReserved> stockReserved(UUID orderId, String correlationId) {
+        return EventEnvelope.of(orderId, correlationId, null, new StockReserved("res-1", List.of()));
+    }
+
+    private InboxClaim claimOf(EventEnvelope<?> event) {
+        return inbox.claimOf(event, Topics.INVENTORY_EVENTS, OptionalInt.empty());
+    }
+
+    /** The fact applied in a transaction of its own, as the consumer applies it; its claim, answered. */
+    private InboxClaim applied(EventEnvelope<StockReserved> fact) {
+        InboxClaim claim = claimOf(fact);
+        try (Correlation.Scope ignored = Correlation.open(fact.correlationId(), fact.eventId())) {
+            QuarkusTransaction.requiringNew().run(() -> orderService.apply(fact, claim, Order::onStockReserved));
+        }
+        return claim;
+    }
+
+    private long count(String sql, UUID id) throws Exception {
+        try (Connection c = dataSource.getConnection(); PreparedStatement statement = c.prepareStatement(sql)) {
+            statement.setObject(1, id);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
     }
 
     /** A new order, placed in a correlation scope of its own. */

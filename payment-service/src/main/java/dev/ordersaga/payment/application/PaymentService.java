@@ -1,5 +1,6 @@
 package dev.ordersaga.payment.application;
 
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
@@ -72,13 +73,18 @@ public class PaymentService {
     public record ChargeRef(UUID paymentId, UUID orderId, String correlationId, UUID causedByEventId) {
     }
 
-    // ---- incoming events (in the consumer's transaction, after the inbox claimed the event) ----
+    // ---- incoming events (in the consumer's transaction) ----
+    // Each handler's first statement is the event's inbox claim, sent with the payment's locked read (the claim takes
+    // the order's lock first, see PaymentRepository#lockByOrderIdForChange): a duplicate returns before anything else
+    // is sent or changed, and the step's time is taken once the lock was granted, as when the claim went alone first.
 
     @Transactional(Transactional.TxType.MANDATORY)
-    public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
+    public void onOrderCreated(EventEnvelope<?> event, OrderCreated created, InboxClaim claim) {
+        Optional<Payment> existing = payments.lockByOrderIdForChange(event.orderId(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
         Instant now = Instant.now();
-        payments.lockOrder(event.orderId());
-        Optional<Payment> existing = payments.findByOrderIdForChange(event.orderId());
         Payment payment;
         Payment.Progress asRead = null;
         if (existing.isPresent()) {
@@ -103,10 +109,12 @@ public class PaymentService {
     }
 
     @Transactional(Transactional.TxType.MANDATORY)
-    public void onStockReserved(EventEnvelope<?> event, StockReserved reserved) {
+    public void onStockReserved(EventEnvelope<?> event, StockReserved reserved, InboxClaim claim) {
+        Optional<Payment> existing = payments.lockByOrderIdForChange(event.orderId(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
         Instant now = Instant.now();
-        payments.lockOrder(event.orderId());
-        Optional<Payment> existing = payments.findByOrderIdForChange(event.orderId());
         if (existing.isEmpty()) {
             Payment payment = Payment.beforeOrderCreated(event.orderId(), event.correlationId(), event.eventId(), now);
             payment.noteStockReserved(event.eventId(), now);
@@ -133,10 +141,13 @@ public class PaymentService {
     }
 
     @Transactional(Transactional.TxType.MANDATORY)
-    public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling) {
+    public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling, InboxClaim claim) {
+        Optional<Payment> existing = payments.lockByOrderIdForChange(event.orderId(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
         Instant now = Instant.now();
-        payments.lockOrder(event.orderId());
-        Payment payment = payments.findByOrderIdForChange(event.orderId()).orElse(null);
+        Payment payment = existing.orElse(null);
         Payment.Progress asRead = payment == null ? null : payment.progress();
         if (payment == null) {
             // cannot happen in the saga (OrderCreated precedes it on the same partition); tolerated: answered with

@@ -140,6 +140,35 @@ public class Payment {
         return new Payment(orderId, correlationId, eventId, now);
     }
 
+    /**
+     * A payment as its row stores it, read without Hibernate for an event to change (the repository's locked read sent
+     * with the event's inbox claim): it is never managed, so Hibernate neither checks it for changes nor writes it,
+     * and its change is written by the repository with the version it was read at.
+     */
+    public static Payment stored(UUID id, UUID orderId, String correlationId, Instant createdAt, Progress progress) {
+        Payment payment = new Payment();
+        payment.id = id;
+        payment.orderId = orderId;
+        payment.status = progress.status();
+        payment.amount = progress.amount();
+        payment.currency = progress.currency();
+        payment.paymentToken = progress.paymentToken();
+        payment.stockReserved = progress.stockReserved();
+        payment.cancelRequested = progress.cancelRequested();
+        payment.refundAnswered = progress.refundAnswered();
+        payment.providerChargeId = progress.providerChargeId();
+        payment.providerRefundId = progress.providerRefundId();
+        payment.declineReason = progress.declineReason();
+        payment.attempts = progress.attempts();
+        payment.nextAttemptAt = progress.nextAttemptAt();
+        payment.correlationId = correlationId;
+        payment.causedByEventId = progress.causedByEventId();
+        payment.createdAt = createdAt;
+        payment.updatedAt = progress.updatedAt();
+        payment.version = progress.version();
+        return payment;
+    }
+
     private Payment(UUID orderId, String correlationId, UUID eventId, Instant now) {
         this.id = UUID.randomUUID();
         this.orderId = Objects.requireNonNull(orderId, "orderId");

@@ -18,6 +18,9 @@ import org.eclipse.microprofile.reactive.messaging.Incoming;
  * order.events and inventory.events, through one Kafka consumer: OrderCreated opens the payment, StockReserved is
  * what it charges on, OrderCancelling compensates it. A failed reservation needs nothing from payment (the order's
  * OrderCancelling follows) and StockReleased is inventory's own compensation.
+ *
+ * <p>Each handler sends the event's inbox claim with its first read, the payment's locked row, and the claim takes the
+ * order's advisory lock before either: one round trip an event, where the claim alone was one more.
  */
 @ApplicationScoped
 public class SagaEventsConsumer {
@@ -37,6 +40,11 @@ public class SagaEventsConsumer {
                 .on(OrderCreated.class, payments::onOrderCreated)
                 .on(StockReserved.class, payments::onStockReserved)
                 .on(OrderCancelling.class, payments::onOrderCancelling);
+    }
+
+    /** The handlers as the consumer applies events through them, for a test to apply an event as a delivery would. */
+    EventHandlers handlers() {
+        return handlers;
     }
 
     @Incoming("saga-events")

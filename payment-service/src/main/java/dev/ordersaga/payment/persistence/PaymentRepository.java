@@ -1,14 +1,18 @@
 package dev.ordersaga.payment.persistence;
 
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.payment.domain.Payment;
+import dev.ordersaga.payment.domain.PaymentStatus;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.LockModeType;
+import jakarta.transaction.Transactional;
 
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
@@ -26,9 +30,9 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     TransactionalWrites writes;
 
     /**
-     * Serializes the handlers of one order until the transaction ends. OrderCreated and StockReserved come on
-     * different topics, so two consumers may both find no payment and create one each; under this lock the second
-     * sees the first's row (read committed reads what committed before each statement).
+     * Serializes the transactions of one order until the transaction ends. The consumer's handlers need not ask: the
+     * inbox claim sent with their first read ({@link #lockByOrderIdForChange}) takes this lock, and this call then
+     * costs nothing.
      */
     public void lockOrder(UUID orderId) {
         writes.lockUntilCommit(ORDER_LOCK_SPACE, orderId.hashCode(), () -> "lock order " + orderId);
@@ -40,22 +44,60 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     }
 
     /**
-     * The order's payment, its row locked until the transaction ends, for a change written by {@link #update} rather
-     * than by Hibernate's flush: the payment is detached once read, so that Hibernate neither checks it for changes
-     * nor writes it.
+     * As {@link #findByIdForUpdate}, for a change written by {@link #update} rather than by Hibernate's flush: the
+     * payment is detached once read, so that Hibernate neither checks it for changes nor writes it.
      */
-    public Optional<Payment> findByOrderIdForChange(UUID orderId) {
-        return detached(find("orderId", orderId).withLock(LockModeType.PESSIMISTIC_WRITE).firstResultOptional());
-    }
-
-    /** As {@link #findByIdForUpdate}, detached as {@link #findByOrderIdForChange} is. */
     public Optional<Payment> findForChange(UUID id) {
-        return detached(findByIdForUpdate(id));
-    }
-
-    private Optional<Payment> detached(Optional<Payment> found) {
+        Optional<Payment> found = findByIdForUpdate(id);
         found.ifPresent(getEntityManager()::detach);
         return found;
+    }
+
+    /**
+     * Every column but order_id, the key it is read by. FOR NO KEY UPDATE is the lock Hibernate takes for
+     * {@link #findByIdForUpdate}, the worker's and the webhook's read: the event's change and theirs exclude each other
+     * as before.
+     */
+    private static final String LOCK_BY_ORDER = """
+            SELECT id, correlation_id, created_at, status, amount, currency, payment_token, stock_reserved,
+                   cancel_requested, refund_answered, provider_charge_id, provider_refund_id, decline_reason, attempts,
+                   next_attempt_at, caused_by_event_id, updated_at, version
+            FROM payment WHERE order_id = ?
+            FOR NO KEY UPDATE""";
+
+    /**
+     * For an event's change, written by {@link #update} rather than by Hibernate's flush: the order's payment, its row
+     * locked until the transaction ends, read with plain SQL in the round trip of the event's inbox claim, which goes
+     * first. Each event so costs one round trip fewer than with a claim of its own, and the payment is never managed
+     * (Hibernate neither checks it for changes nor writes it). Empty if the order has no payment yet. A duplicate's
+     * payment is read all the same: the caller asks the claim ({@link InboxClaim#duplicate()}) before it acts.
+     *
+     * <p>The claim must take the order's advisory lock ({@link #ORDER_LOCK_SPACE}), as the consumer's does: OrderCreated
+     * and StockReserved come on different topics, so two transactions may both find no payment and open one each;
+     * under the lock, taken before this read, the second finds the first's row (read committed reads what committed
+     * before each statement).
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<Payment> lockByOrderIdForChange(UUID orderId, InboxClaim claim) {
+        TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ORDER, 1,
+                (read, first) -> read.setObject(first, orderId));
+        return writes.read(claim.then(lock), results -> {
+            claim.answer(results);
+            return results.rows(row -> stored(orderId, row)).stream().findFirst();
+        }, () -> "lock the payment of order " + orderId);
+    }
+
+    /** A row of {@link #LOCK_BY_ORDER}. */
+    private static Payment stored(UUID orderId, ResultSet row) throws SQLException {
+        return Payment.stored(row.getObject(1, UUID.class), orderId, row.getString(2), row.getTimestamp(3).toInstant(),
+                new Payment.Progress(PaymentStatus.valueOf(row.getString(4)), row.getBigDecimal(5), row.getString(6),
+                        row.getString(7), row.getBoolean(8), row.getBoolean(9), row.getBoolean(10), row.getString(11),
+                        row.getString(12), row.getString(13), row.getInt(14), instant(row.getTimestamp(15)),
+                        row.getObject(16, UUID.class), row.getTimestamp(17).toInstant(), row.getLong(18)));
+    }
+
+    private static Instant instant(Timestamp timestamp) {
+        return timestamp == null ? null : timestamp.toInstant();
     }
 
     private static final String INSERT = """
@@ -93,7 +135,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
 
     /**
      * The write that stores what a transition changed of a payment read with {@link #findForChange} or
-     * {@link #findByOrderIdForChange}, to send in the round trip of the event it caused; none if nothing changed. The
+     * {@link #lockByOrderIdForChange}, to send in the round trip of the event it caused; none if nothing changed. The
      * version it was read at must still be the row's (it is: the read locked the row), else the write fails and the
      * transaction rolls back, as Hibernate's optimistic check would.
      */

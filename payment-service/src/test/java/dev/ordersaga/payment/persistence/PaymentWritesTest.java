@@ -1,10 +1,16 @@
 package dev.ordersaga.payment.persistence;
 
 import dev.ordersaga.eventing.EventStoreException;
+import dev.ordersaga.eventing.Inbox;
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
+import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
+import dev.ordersaga.retry.Backoff;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
@@ -13,17 +19,21 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.OptionalInt;
 import java.util.UUID;
 
 import static dev.ordersaga.payment.testing.PaymentFixtures.TOTAL;
+import static dev.ordersaga.payment.testing.PaymentFixtures.orderCancelling;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * On the event path a payment is written with plain SQL in the round trip of its event, not by Hibernate's flush:
- * what is written is the whole payment, with its version moved on, and never over a row that moved on meanwhile.
+ * On the event path a payment is read and written with plain SQL, not by Hibernate: read whole, with its version, in
+ * the round trip of the event's inbox claim; written whole in the round trip of its event, with its version moved on,
+ * and never over a row that moved on meanwhile.
  */
 @QuarkusTest
 @WithTestResource(StackTestResource.class)
@@ -35,6 +45,9 @@ class PaymentWritesTest {
 
     @Inject
     TransactionalWrites writes;
+
+    @Inject
+    Inbox inbox;
 
     @Test
     void aNewPaymentIsStoredWhole() {
@@ -86,6 +99,87 @@ class PaymentWritesTest {
         Payment stored = QuarkusTransaction.requiringNew().call(() -> payments.findById(opened.id()));
         assertThat(stored.status()).isEqualTo(PaymentStatus.PENDING);
         assertThat(stored.stockReserved()).isFalse();
+    }
+
+    @Test
+    void theReadSentWithAnEventsClaimReturnsThePaymentAsStored() {
+        Payment opened = open();
+        // a late settlement of a declined charge, its refund failed once: every column but the refund id set, and the
+        // version moved on; the next attempt an hour away, so that the worker leaves the row alone meanwhile
+        QuarkusTransaction.requiringNew().run(() -> {
+            Payment payment = payments.findForChange(opened.id()).orElseThrow();
+            Payment.Progress asRead = payment.progress();
+            payment.noteStockReserved(UUID.randomUUID(), now());
+            payment.requestCancellation(UUID.randomUUID(), now());
+            payment.chargeDeclined("insufficient funds", now());
+            payment.chargeSucceeded("ch-late", now());
+            payment.refundFailed(now(), new Backoff(Duration.ofHours(1), Duration.ofHours(2)));
+            writes.write(payments.update(payment, asRead).orElseThrow(), () -> "move on");
+        });
+        Payment stored = QuarkusTransaction.requiringNew().call(() -> payments.findById(opened.id()));
+        assertThat(stored.progress()).hasNoNullFieldsOrPropertiesExcept("providerRefundId");
+        assertThat(stored.progress().version()).isEqualTo(1);
+
+        InboxClaim claim = claimOf(opened.orderId());
+        Payment read = QuarkusTransaction.requiringNew().call(
+                () -> payments.lockByOrderIdForChange(opened.orderId(), claim)).orElseThrow();
+
+        assertThat(claim.duplicate()).isFalse();
+        assertStoredAs(read, stored);
+    }
+
+    @Test
+    void theReadSentWithAnEventsClaimReturnsAPaymentWithoutItsOrderAsStoredAndNothingForAnOrderWithout() {
+        // StockReserved came first: no amount, currency, token, nor a call owed
+        Payment early = Payment.beforeOrderCreated(UUID.randomUUID(), "writes-" + UUID.randomUUID(), UUID.randomUUID(),
+                now());
+        QuarkusTransaction.requiringNew().run(() -> writes.write(payments.insertion(early), () -> "open"));
+        Payment stored = QuarkusTransaction.requiringNew().call(() -> payments.findById(early.id()));
+
+        InboxClaim claim = claimOf(early.orderId());
+        Payment read = QuarkusTransaction.requiringNew().call(
+                () -> payments.lockByOrderIdForChange(early.orderId(), claim)).orElseThrow();
+        assertStoredAs(read, stored);
+        assertThat(read.amount()).isNull();
+        assertThat(read.nextAttemptAt()).isNull();
+
+        UUID unknown = UUID.randomUUID();
+        InboxClaim none = claimOf(unknown);
+        assertThat(QuarkusTransaction.requiringNew().call(() -> payments.lockByOrderIdForChange(unknown, none))).isEmpty();
+        assertThat(none.duplicate()).isFalse();
+    }
+
+    @Test
+    void theClaimSentWithTheReadTellsARepeatedEvent() {
+        Payment opened = open();
+        EventEnvelope<OrderCancelling> event = EventEnvelope.of(opened.orderId(), opened.correlationId(), null,
+                orderCancelling());
+        InboxClaim first = claimOf(event);
+        InboxClaim again = claimOf(event);
+
+        QuarkusTransaction.requiringNew().run(() -> payments.lockByOrderIdForChange(opened.orderId(), first));
+        QuarkusTransaction.requiringNew().run(() -> payments.lockByOrderIdForChange(opened.orderId(), again));
+
+        assertThat(first.duplicate()).isFalse();
+        assertThat(again.duplicate()).isTrue();
+    }
+
+    /** The payment read with plain SQL is the one Hibernate reads, field by field. */
+    private static void assertStoredAs(Payment read, Payment stored) {
+        assertThat(read.id()).isEqualTo(stored.id());
+        assertThat(read.orderId()).isEqualTo(stored.orderId());
+        assertThat(read.correlationId()).isEqualTo(stored.correlationId());
+        assertThat(read.createdAt()).isEqualTo(stored.createdAt());
+        assertThat(read.progress()).isEqualTo(stored.progress());
+    }
+
+    /** The claim of an OrderCancelling for the order, under its lock as the consumer's claims are. */
+    private InboxClaim claimOf(UUID orderId) {
+        return claimOf(EventEnvelope.of(orderId, "writes-" + orderId, null, orderCancelling()));
+    }
+
+    private InboxClaim claimOf(EventEnvelope<?> event) {
+        return inbox.claimOf(event, Topics.ORDER_EVENTS, OptionalInt.of(PaymentRepository.ORDER_LOCK_SPACE));
     }
 
     private Payment open() {

@@ -1,6 +1,7 @@
 package dev.ordersaga.shipping.application;
 
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
@@ -42,6 +43,11 @@ import java.util.function.Function;
  * <p>A step's change of the shipment is written with plain JDBC, its version checked, in the round trip of the
  * step's first event ({@link #store}): the shipment is read locked and detached, so Hibernate writes nothing of it.
  * Only the worker's claims ({@link #claim}, {@link #claimDue}), which publish nothing, leave the write to Hibernate.
+ *
+ * <p>A fact's handler sends the event's inbox claim in the round trip of that locked read, the first thing it asks of
+ * the database, and acts on nothing if the claim finds the event applied before: the claim costs no round trip of its
+ * own. The consumer's claims take the order's advisory lock first, in the same statement
+ * ({@link ShipmentRepository#lockOrder}).
  */
 @ApplicationScoped
 public class ShippingService {
@@ -88,13 +94,17 @@ public class ShippingService {
 
     /** OrderCreated: the shipment learns its address (and is requested if the payment is in already). */
     @Transactional
-    public void onOrderCreated(EventEnvelope<?> event, OrderCreated created) {
+    public void onOrderCreated(EventEnvelope<?> event, OrderCreated created, InboxClaim claim) {
+        Optional<Shipment> existing = shipments.lockByOrderIdForChange(event.orderId(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
         ShippingAddress a = created.shippingAddress();
         if (a == null || a.line1() == null) {
             LOG.warnf("OrderCreated of order %s has no shipping address: nothing to ship", event.orderId());
             return;
         }
-        onShipmentOf(event, shipment -> {
+        onShipmentOf(event, existing, shipment -> {
             if (shipment.knowsOrder()) {
                 LOG.infof("Order %s already known to shipment %s: OrderCreated %s skipped", event.orderId(),
                         shipment.id(), event.eventId());
@@ -110,8 +120,12 @@ public class ShippingService {
 
     /** PaymentSucceeded: the shipment is requested at the carrier once the order is known too. */
     @Transactional
-    public void onPaymentSucceeded(EventEnvelope<?> event, PaymentSucceeded succeeded) {
-        onShipmentOf(event, shipment -> {
+    public void onPaymentSucceeded(EventEnvelope<?> event, PaymentSucceeded succeeded, InboxClaim claim) {
+        Optional<Shipment> existing = shipments.lockByOrderIdForChange(event.orderId(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
+        onShipmentOf(event, existing, shipment -> {
             if (shipment.isPaid()) {
                 LOG.infof("Payment of order %s already known to shipment %s: PaymentSucceeded %s skipped",
                         event.orderId(), shipment.id(), event.eventId());
@@ -127,8 +141,12 @@ public class ShippingService {
 
     /** OrderCancelling: answered exactly once with ShipmentCancelled, at once or after the carrier has cancelled. */
     @Transactional
-    public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling) {
-        onShipmentOf(event, shipment -> {
+    public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling, InboxClaim claim) {
+        Optional<Shipment> existing = shipments.lockByOrderIdForChange(event.orderId(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
+        onShipmentOf(event, existing, shipment -> {
             if (shipment.isCancellationUnderway()) {
                 LOG.infof("Shipment %s of order %s is already %s: OrderCancelling %s skipped", shipment.id(),
                         event.orderId(), shipment.isCancelRequested() ? "to be cancelled" : shipment.status(),
@@ -154,8 +172,11 @@ public class ShippingService {
 
     /** ShipmentRetryRequested: an operator asks to try the carrier again for a shipment on hold. */
     @Transactional
-    public void onShipmentRetryRequested(EventEnvelope<?> event, ShipmentRetryRequested retry) {
-        Optional<Shipment> found = shipments.lockByOrderIdForChange(event.orderId());
+    public void onShipmentRetryRequested(EventEnvelope<?> event, ShipmentRetryRequested retry, InboxClaim claim) {
+        Optional<Shipment> found = shipments.lockByOrderIdForChange(event.orderId(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
         if (found.isEmpty()) {
             LOG.infof("Retry of the shipment of order %s requested by %s, but this order has no shipment: skipped",
                     event.orderId(), retry.requestedBy());
@@ -282,14 +303,15 @@ public class ShippingService {
     }
 
     /**
-     * Applies an event's step to the order's shipment, locked; the order's first event opens it. The step changes the
-     * shipment (and claims its carrier call, if that is due) and returns the events to publish; {@link #store} writes
-     * it all. A new shipment is inserted once with the state the step left it in: an INSERT of an empty shipment and
-     * an UPDATE with its address would be two writes for one.
+     * Applies an event's step to the order's shipment, read locked with the event's claim; the order's first event
+     * opens it. The step changes the shipment (and claims its carrier call, if that is due) and returns the events to
+     * publish; {@link #store} writes it all. A new shipment is inserted once with the state the step left it in: an
+     * INSERT of an empty shipment and an UPDATE with its address would be two writes for one.
      */
-    private void onShipmentOf(EventEnvelope<?> event, Function<Shipment, List<ShippingEvent>> step) {
+    private void onShipmentOf(EventEnvelope<?> event, Optional<Shipment> existing,
+                              Function<Shipment, List<ShippingEvent>> step) {
+        // held since the claim, which took it before the read: asks the database nothing
         shipments.lockOrder(event.orderId());
-        Optional<Shipment> existing = shipments.lockByOrderIdForChange(event.orderId());
         if (existing.isPresent()) {
             Shipment shipment = existing.get();
             Shipment.Progress read = shipment.progress();

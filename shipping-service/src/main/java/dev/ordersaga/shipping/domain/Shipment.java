@@ -130,6 +130,34 @@ public class Shipment {
         return shipment;
     }
 
+    /**
+     * A shipment as its row stores it, read without Hibernate (the repository's locked read for an event): it is never
+     * managed, so nothing but the repository's update, checked against the version it was read at, writes its change.
+     */
+    public static Shipment stored(UUID id, UUID orderId, String correlationId, Instant createdAt, Progress progress) {
+        Shipment shipment = new Shipment();
+        shipment.id = id;
+        shipment.orderId = orderId;
+        shipment.correlationId = correlationId;
+        shipment.createdAt = createdAt;
+        shipment.status = progress.status();
+        shipment.address = progress.address();
+        shipment.paid = progress.paid();
+        shipment.cancelRequested = progress.cancelRequested();
+        shipment.creationUncertain = progress.creationUncertain();
+        shipment.attempts = progress.attempts();
+        shipment.cancelAttempts = progress.cancelAttempts();
+        shipment.nextAttemptAt = progress.nextAttemptAt();
+        shipment.claimedUntil = progress.claimedUntil();
+        shipment.carrierShipmentId = progress.carrierShipmentId();
+        shipment.lastError = progress.lastError();
+        shipment.causedByEventId = progress.causedByEventId();
+        shipment.cancelCausedByEventId = progress.cancelCausedByEventId();
+        shipment.updatedAt = progress.updatedAt();
+        shipment.version = progress.version();
+        return shipment;
+    }
+
     /** OrderCreated: the address is known. PENDING stays PENDING, or becomes REQUESTED if the payment is in. */
     public void noteOrderCreated(Address address, UUID causedBy, Instant now) {
         Objects.requireNonNull(address, "address");

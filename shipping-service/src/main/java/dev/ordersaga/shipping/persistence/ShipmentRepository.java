@@ -1,15 +1,19 @@
 package dev.ordersaga.shipping.persistence;
 
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.shipping.domain.Address;
 import dev.ordersaga.shipping.domain.Shipment;
+import dev.ordersaga.shipping.domain.ShipmentStatus;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.LockModeType;
+import jakarta.transaction.Transactional;
 
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
@@ -38,7 +42,9 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
 
     /**
      * Serialises, until the transaction ends, everything that happens to one order in this service: the first two
-     * facts of an order (e.g. OrderCreated and PaymentSucceeded, on two consumers) must not both create its row.
+     * facts of an order (e.g. OrderCreated and PaymentSucceeded, on two consumers) must not both create its row. An
+     * event's inbox claim takes it before the shipment's read ({@code EventHandlers.lockingOrdersIn}, in this space),
+     * which is what makes the read see the row the other one created; asked for afterwards, it then costs nothing.
      */
     public void lockOrder(UUID orderId) {
         writes.lockUntilCommit(ORDER_LOCK_SPACE, orderId.hashCode(), () -> "lock order " + orderId);
@@ -49,17 +55,67 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
     }
 
     /**
-     * The shipment of an order, locked until the transaction ends, for a change written by {@link #update}: detached
-     * once read, so that Hibernate neither checks it for changes nor writes it (nor, in a later event of the same
-     * transaction, hands out this copy instead of reading the row that {@link #update} wrote).
+     * Every column of a shipment but its order id (the caller has it), in the order {@link #stored} reads them. At most
+     * one row: the order id is unique. Locked as Hibernate's PESSIMISTIC_WRITE read locks it on PostgreSQL.
      */
-    public Optional<Shipment> lockByOrderIdForChange(UUID orderId) {
-        return detached(find("orderId", orderId).withLock(LockModeType.PESSIMISTIC_WRITE).firstResultOptional());
+    private static final String LOCK_BY_ORDER_ID = """
+            SELECT id, correlation_id, created_at, status, ship_name, ship_line1, ship_line2, ship_city,
+                   ship_postal_code, ship_country, paid, cancel_requested, creation_uncertain, attempts,
+                   cancel_attempts, next_attempt_at, claimed_until, carrier_shipment_id, last_error,
+                   caused_by_event_id, cancel_caused_by_event_id, updated_at, version
+            FROM shipment WHERE order_id = ?
+            FOR NO KEY UPDATE""";
+
+    /**
+     * The shipment of an order, locked until the transaction ends, for an event's change written by {@link #update}:
+     * read with plain SQL in the round trip of the event's inbox claim, which goes first (and takes the order's
+     * advisory lock, for the consumer's handlers: the read sees what the transaction that held it before wrote).
+     * Through Hibernate, the claim and the read were a round trip each. The shipment is never managed, so Hibernate
+     * neither checks it for changes nor writes it (nor, in a later event of the same transaction, hands out a stale
+     * copy of a row {@link #update} wrote).
+     *
+     * @return empty if the order has no shipment, and for a duplicate, which the caller must ask the claim about
+     * before it acts
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<Shipment> lockByOrderIdForChange(UUID orderId, InboxClaim claim) {
+        TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ORDER_ID, 1,
+                (read, first) -> read.setObject(first, orderId));
+        return writes.read(claim.then(lock), results -> {
+            claim.answer(results);
+            return results.rows(row -> stored(orderId, row)).stream().findFirst();
+        }, () -> "lock the shipment of order " + orderId);
+    }
+
+    private static Shipment stored(UUID orderId, ResultSet row) throws SQLException {
+        Address address = address(row.getString(5), row.getString(6), row.getString(7), row.getString(8),
+                row.getString(9), row.getString(10));
+        return Shipment.stored(row.getObject(1, UUID.class), orderId, row.getString(2), row.getTimestamp(3).toInstant(),
+                new Shipment.Progress(ShipmentStatus.valueOf(row.getString(4)), address, row.getBoolean(11),
+                        row.getBoolean(12), row.getBoolean(13), row.getInt(14), row.getInt(15),
+                        instant(row.getTimestamp(16)), instant(row.getTimestamp(17)), row.getString(18),
+                        row.getString(19), row.getObject(20, UUID.class), row.getObject(21, UUID.class),
+                        row.getTimestamp(22).toInstant(), row.getLong(23)));
+    }
+
+    /** As Hibernate reads an embedded value: none if every column of it is null (before OrderCreated was heard). */
+    private static Address address(String name, String line1, String line2, String city, String postalCode,
+                                   String country) {
+        if (name == null && line1 == null && line2 == null && city == null && postalCode == null && country == null) {
+            return null;
+        }
+        return new Address(name, line1, line2, city, postalCode, country);
+    }
+
+    private static Instant instant(Timestamp timestamp) {
+        return timestamp == null ? null : timestamp.toInstant();
     }
 
     /**
-     * As {@link #lockByOrderIdForChange}, by the shipment's id (waits for another transaction that holds it). With the
-     * lock's default options, so that Hibernate builds the locked read's plan once, not on every call.
+     * The shipment, locked until the transaction ends, for a carrier outcome's change written by {@link #update}
+     * (waits for another transaction that holds it): detached once read, so that Hibernate neither checks it for
+     * changes nor writes it. With the lock's default options, so that Hibernate builds the locked read's plan once,
+     * not on every call.
      */
     public Optional<Shipment> lockByIdForChange(UUID id) {
         return detached(findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE));

@@ -2,6 +2,8 @@ package dev.ordersaga.shipping.application;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.EventStoreException;
+import dev.ordersaga.eventing.Inbox;
+import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
@@ -10,6 +12,7 @@ import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.ShipmentCancelled;
 import dev.ordersaga.events.ShipmentCreated;
+import dev.ordersaga.shipping.domain.Address;
 import dev.ordersaga.shipping.domain.Shipment;
 import dev.ordersaga.shipping.domain.ShipmentStatus;
 import dev.ordersaga.shipping.persistence.ShipmentRepository;
@@ -31,6 +34,9 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.UUID;
 
 import static dev.ordersaga.shipping.testing.SagaEvents.orderCancelling;
@@ -50,6 +56,9 @@ class ShipmentChangeTest {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
 
+    /** The fields Hibernate's bytecode enhancement adds to an entity: its own bookkeeping, not the shipment's. */
+    private static final String ENHANCEMENT = ".*\\$\\$_hibernate_.*";
+
     private static ShippingEventsProbe published;
 
     @Inject
@@ -63,6 +72,9 @@ class ShipmentChangeTest {
 
     @Inject
     TransactionalWrites writes;
+
+    @Inject
+    Inbox inbox;
 
     @Inject
     DataSource dataSource;
@@ -133,7 +145,7 @@ class ShipmentChangeTest {
         EventEnvelope<OrderCancelling> cancelling = EventEnvelope.of(orderId, "change-" + orderId, null, orderCancelling());
 
         try (Correlation.Scope ignored = Correlation.open(cancelling.correlationId(), cancelling.eventId())) {
-            shipping.onOrderCancelling(cancelling, cancelling.payload());
+            shipping.onOrderCancelling(cancelling, cancelling.payload(), claimOf(cancelling));
         }
 
         Shipment shipment = row(orderId);
@@ -160,10 +172,10 @@ class ShipmentChangeTest {
 
         QuarkusTransaction.requiringNew().run(() -> {
             try (Correlation.Scope ignored = Correlation.open(correlationId, created.eventId())) {
-                shipping.onOrderCreated(created, created.payload());
+                shipping.onOrderCreated(created, created.payload(), claimOf(created));
             }
             try (Correlation.Scope ignored = Correlation.open(correlationId, paid.eventId())) {
-                shipping.onPaymentSucceeded(paid, paid.payload());
+                shipping.onPaymentSucceeded(paid, paid.payload(), claimOf(paid));
             }
         });
 
@@ -175,6 +187,88 @@ class ShipmentChangeTest {
         assertThat(shipment.address().line1()).isEqualTo(created.payload().shippingAddress().line1());
         assertThat(shipment.attempts()).isZero();
         assertThat(shipment.progress().version()).as("inserted, paid and claimed, created at the carrier").isEqualTo(2);
+    }
+
+    /**
+     * The claimed read builds the shipment from its row without Hibernate: every column comes back as Hibernate reads
+     * it, the embedded address included (none while every one of its columns is null).
+     */
+    @Test
+    void theClaimedReadReturnsTheShipmentAsStored() throws SQLException {
+        UUID orderId = UUID.randomUUID();
+        UUID shipmentId = UUID.randomUUID();
+        UUID causedBy = UUID.randomUUID();
+        UUID cancelCausedBy = UUID.randomUUID();
+        Instant createdAt = Instant.now().minusSeconds(600).truncatedTo(ChronoUnit.MICROS);
+        Instant nextAttemptAt = createdAt.plusSeconds(30);
+        Instant claimedUntil = createdAt.plusSeconds(60);
+        Instant updatedAt = createdAt.plusSeconds(90);
+        // every column set, in a status without carrier work: no worker takes the row over while it is compared, and
+        // no test that waits for the carrier to be idle waits for it
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO shipment (id, order_id, status, paid, cancel_requested, creation_uncertain,
+                    ship_name, ship_line1, ship_line2, ship_city, ship_postal_code, ship_country,
+                    attempts, cancel_attempts, next_attempt_at, claimed_until, carrier_shipment_id, last_error,
+                    correlation_id, caused_by_event_id, cancel_caused_by_event_id, created_at, updated_at, version)
+                VALUES (?, ?, 'CANCELLED', true, true, true, 'Ada Lovelace', '12 St James Square', 'Flat 2', 'London',
+                    'SW1Y 4JH', 'GB', 3, 2, ?, ?, 'carrier-7', 'timed out', ?, ?, ?, ?, ?, 11)""")) {
+            ps.setObject(1, shipmentId);
+            ps.setObject(2, orderId);
+            ps.setTimestamp(3, Timestamp.from(nextAttemptAt));
+            ps.setTimestamp(4, Timestamp.from(claimedUntil));
+            ps.setString(5, "change-" + orderId);
+            ps.setObject(6, causedBy);
+            ps.setObject(7, cancelCausedBy);
+            ps.setTimestamp(8, Timestamp.from(createdAt));
+            ps.setTimestamp(9, Timestamp.from(updatedAt));
+            ps.executeUpdate();
+        }
+        EventEnvelope<OrderCancelling> event = EventEnvelope.of(orderId, "change-" + orderId, null, orderCancelling());
+
+        InboxClaim claim = claimOf(event);
+        Shipment read = QuarkusTransaction.requiringNew().call(() -> shipments.lockByOrderIdForChange(orderId, claim))
+                .orElseThrow();
+
+        assertThat(claim.duplicate()).isFalse();
+        assertThat(read).usingRecursiveComparison().ignoringFieldsMatchingRegexes(ENHANCEMENT)
+                .isEqualTo(row(orderId));
+        assertThat(read.id()).isEqualTo(shipmentId);
+        assertThat(read.orderId()).isEqualTo(orderId);
+        assertThat(read.correlationId()).isEqualTo("change-" + orderId);
+        assertThat(read.createdAt()).isEqualTo(createdAt);
+        assertThat(read.progress()).isEqualTo(new Shipment.Progress(ShipmentStatus.CANCELLED,
+                new Address("Ada Lovelace", "12 St James Square", "Flat 2", "London", "SW1Y 4JH", "GB"), true, true,
+                true, 3, 2, nextAttemptAt, claimedUntil, "carrier-7", "timed out", causedBy, cancelCausedBy, updatedAt,
+                11));
+
+        InboxClaim again = claimOf(event);
+        QuarkusTransaction.requiringNew().run(() -> shipments.lockByOrderIdForChange(orderId, again));
+        assertThat(again.duplicate()).as("the claim of an event applied before").isTrue();
+    }
+
+    @Test
+    void theClaimedReadOfAShipmentWithoutAnAddressOrOfNoShipmentAnswersTheClaim() {
+        UUID orderId = UUID.randomUUID();
+        EventEnvelope<PaymentSucceeded> paid = EventEnvelope.of(orderId, "change-" + orderId, null, paymentSucceeded());
+        try (Correlation.Scope ignored = Correlation.open(paid.correlationId(), paid.eventId())) {
+            shipping.onPaymentSucceeded(paid, paid.payload(), claimOf(paid));
+        }
+        EventEnvelope<OrderCreated> created = EventEnvelope.of(orderId, "change-" + orderId, null, orderCreated());
+
+        Shipment read = QuarkusTransaction.requiringNew()
+                .call(() -> shipments.lockByOrderIdForChange(orderId, claimOf(created))).orElseThrow();
+
+        assertThat(read.address()).as("OrderCreated not heard yet").isNull();
+        assertThat(read.isPaid()).isTrue();
+        assertThat(read).usingRecursiveComparison().ignoringFieldsMatchingRegexes(ENHANCEMENT)
+                .isEqualTo(row(orderId));
+
+        UUID noOrder = UUID.randomUUID();
+        InboxClaim claim = claimOf(EventEnvelope.of(noOrder, "change-" + noOrder, null, orderCreated()));
+        Optional<Shipment> none = QuarkusTransaction.requiringNew()
+                .call(() -> shipments.lockByOrderIdForChange(noOrder, claim));
+        assertThat(none).isEmpty();
+        assertThat(claim.duplicate()).isFalse();
     }
 
     /** A shipment whose create call is under way (claimed for a minute: no worker of this service takes it). */
@@ -205,5 +299,10 @@ class ShipmentChangeTest {
 
     private Shipment row(UUID orderId) {
         return shipping.find(orderId).orElseThrow();
+    }
+
+    /** The event's claim as the consumer makes it: under its order's lock. */
+    private InboxClaim claimOf(EventEnvelope<?> event) {
+        return inbox.claimOf(event, event.topic(), OptionalInt.of(ShipmentRepository.ORDER_LOCK_SPACE));
     }
 }

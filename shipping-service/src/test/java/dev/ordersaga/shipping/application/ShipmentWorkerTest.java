@@ -1,6 +1,7 @@
 package dev.ordersaga.shipping.application;
 
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.eventing.Inbox;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.ShipmentCancelled;
@@ -8,6 +9,7 @@ import dev.ordersaga.events.ShipmentCreated;
 import dev.ordersaga.events.ShipmentOnHold;
 import dev.ordersaga.shipping.domain.Shipment;
 import dev.ordersaga.shipping.domain.ShipmentStatus;
+import dev.ordersaga.shipping.persistence.ShipmentRepository;
 import dev.ordersaga.shipping.provider.CarrierClient;
 import dev.ordersaga.shipping.testing.CarrierSandboxApi;
 import dev.ordersaga.shipping.testing.CarrierSandboxResource;
@@ -35,6 +37,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.UUID;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -63,6 +66,9 @@ class ShipmentWorkerTest {
 
     @Inject
     ShippingService shipping;
+
+    @Inject
+    Inbox inbox;
 
     @Inject
     DataSource dataSource;
@@ -146,7 +152,8 @@ class ShipmentWorkerTest {
 
         EventEnvelope<OrderCancelling> cancelling = saga.envelope(orderCancelling());
         try (Correlation.Scope ignored = Correlation.open(saga.correlationId(), cancelling.eventId())) {
-            shipping.onOrderCancelling(cancelling, cancelling.payload());
+            shipping.onOrderCancelling(cancelling, cancelling.payload(), inbox.claimOf(cancelling, cancelling.topic(),
+                    OptionalInt.of(ShipmentRepository.ORDER_LOCK_SPACE)));
         }
         carrier().slow(0);
         Shipment waiting = row(saga.orderId());
