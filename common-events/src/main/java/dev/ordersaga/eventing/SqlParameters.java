@@ -1,13 +1,17 @@
 package dev.ordersaga.eventing;
 
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Instant;
 import java.util.UUID;
 
-/** Parameters of the plain SQL writes ({@link TransactionalWrites}) that may be null: bound as a NULL of their column's type. */
+/**
+ * Parameters of the plain SQL writes ({@link TransactionalWrites}) that may be null: bound as a NULL of their column's
+ * type; and the columns of the plain SQL reads that may be null.
+ */
 public final class SqlParameters {
 
     private SqlParameters() {
@@ -35,5 +39,11 @@ public final class SqlParameters {
         } else {
             statement.setObject(index, value);
         }
+    }
+
+    /** A timestamp column that may be null. */
+    public static Instant getInstant(ResultSet row, int index) throws SQLException {
+        Timestamp value = row.getTimestamp(index);
+        return value == null ? null : value.toInstant();
     }
 }

@@ -168,6 +168,21 @@ public class TransactionalWrites {
     }
 
     /**
+     * Sends an event's inbox claim and then a read of at most one row (a locked read by key) in one round trip, and
+     * answers the claim ({@link InboxClaim#answer}) before the row is read: the first read of a claiming handler.
+     *
+     * @return the row, if there is one; for a duplicate too, which the caller must ask the claim about before it acts
+     * @throws EventStoreException if the database refused it: the transaction must roll back
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public <T> Optional<T> readAfter(InboxClaim claim, Write read, Row<T> row, Supplier<String> what) {
+        return read(claim.then(read), results -> {
+            claim.answer(results);
+            return results.rows(row).stream().findFirst();
+        }, what);
+    }
+
+    /**
      * Sends the write, or the writes joined into it, in one round trip.
      *
      * @return the number of rows the first statement wrote

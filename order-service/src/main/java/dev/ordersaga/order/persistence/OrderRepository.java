@@ -15,7 +15,6 @@ import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
 import java.sql.Timestamp;
-import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -109,21 +108,14 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
     @Transactional(Transactional.TxType.MANDATORY)
     public Optional<Order> lockForChange(UUID id, InboxClaim claim) {
         TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK, 1, (read, first) -> read.setObject(first, id));
-        return writes.read(claim.then(lock), results -> {
-            claim.answer(results);
-            return results.rows(row -> Order.stored(id, row.getString(1), row.getBigDecimal(2), row.getString(3),
-                    new Address(row.getString(4), row.getString(5), row.getString(6), row.getString(7),
-                            row.getString(8), row.getString(9)),
-                    row.getString(10), row.getTimestamp(11).toInstant(),
-                    new Order.Progress(OrderStatus.valueOf(row.getString(12)), row.getString(13), row.getString(14),
-                            instant(row.getTimestamp(15)), row.getBoolean(16), row.getBoolean(17), row.getBoolean(18),
-                            row.getBoolean(19), row.getBoolean(20), row.getBoolean(21),
-                            row.getTimestamp(22).toInstant(), row.getLong(23)))).stream().findFirst();
-        }, () -> "lock order " + id);
-    }
-
-    private static Instant instant(Timestamp timestamp) {
-        return timestamp == null ? null : timestamp.toInstant();
+        return writes.readAfter(claim, lock, row -> Order.stored(id, row.getString(1), row.getBigDecimal(2),
+                row.getString(3), new Address(row.getString(4), row.getString(5), row.getString(6), row.getString(7),
+                        row.getString(8), row.getString(9)),
+                row.getString(10), row.getTimestamp(11).toInstant(),
+                new Order.Progress(OrderStatus.valueOf(row.getString(12)), row.getString(13), row.getString(14),
+                        SqlParameters.getInstant(row, 15), row.getBoolean(16), row.getBoolean(17), row.getBoolean(18),
+                        row.getBoolean(19), row.getBoolean(20), row.getBoolean(21), row.getTimestamp(22).toInstant(),
+                        row.getLong(23))), () -> "lock order " + id);
     }
 
     private static final String UPDATE_PROGRESS = """

@@ -81,10 +81,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     public Optional<Payment> lockByOrderIdForChange(UUID orderId, InboxClaim claim) {
         TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ORDER, 1,
                 (read, first) -> read.setObject(first, orderId));
-        return writes.read(claim.then(lock), results -> {
-            claim.answer(results);
-            return results.rows(row -> stored(orderId, row)).stream().findFirst();
-        }, () -> "lock the payment of order " + orderId);
+        return writes.readAfter(claim, lock, row -> stored(orderId, row), () -> "lock the payment of order " + orderId);
     }
 
     /** A row of {@link #LOCK_BY_ORDER}. */
@@ -92,12 +89,8 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         return Payment.stored(row.getObject(1, UUID.class), orderId, row.getString(2), row.getTimestamp(3).toInstant(),
                 new Payment.Progress(PaymentStatus.valueOf(row.getString(4)), row.getBigDecimal(5), row.getString(6),
                         row.getString(7), row.getBoolean(8), row.getBoolean(9), row.getBoolean(10), row.getString(11),
-                        row.getString(12), row.getString(13), row.getInt(14), instant(row.getTimestamp(15)),
+                        row.getString(12), row.getString(13), row.getInt(14), SqlParameters.getInstant(row, 15),
                         row.getObject(16, UUID.class), row.getTimestamp(17).toInstant(), row.getLong(18)));
-    }
-
-    private static Instant instant(Timestamp timestamp) {
-        return timestamp == null ? null : timestamp.toInstant();
     }
 
     private static final String INSERT = """

@@ -81,10 +81,7 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
     public Optional<Shipment> lockByOrderIdForChange(UUID orderId, InboxClaim claim) {
         TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ORDER_ID, 1,
                 (read, first) -> read.setObject(first, orderId));
-        return writes.read(claim.then(lock), results -> {
-            claim.answer(results);
-            return results.rows(row -> stored(orderId, row)).stream().findFirst();
-        }, () -> "lock the shipment of order " + orderId);
+        return writes.readAfter(claim, lock, row -> stored(orderId, row), () -> "lock the shipment of order " + orderId);
     }
 
     private static Shipment stored(UUID orderId, ResultSet row) throws SQLException {
@@ -93,7 +90,7 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
         return Shipment.stored(row.getObject(1, UUID.class), orderId, row.getString(2), row.getTimestamp(3).toInstant(),
                 new Shipment.Progress(ShipmentStatus.valueOf(row.getString(4)), address, row.getBoolean(11),
                         row.getBoolean(12), row.getBoolean(13), row.getInt(14), row.getInt(15),
-                        instant(row.getTimestamp(16)), instant(row.getTimestamp(17)), row.getString(18),
+                        SqlParameters.getInstant(row, 16), SqlParameters.getInstant(row, 17), row.getString(18),
                         row.getString(19), row.getObject(20, UUID.class), row.getObject(21, UUID.class),
                         row.getTimestamp(22).toInstant(), row.getLong(23)));
     }
@@ -105,10 +102,6 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
             return null;
         }
         return new Address(name, line1, line2, city, postalCode, country);
-    }
-
-    private static Instant instant(Timestamp timestamp) {
-        return timestamp == null ? null : timestamp.toInstant();
     }
 
     /**
