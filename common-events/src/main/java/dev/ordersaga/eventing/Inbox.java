@@ -76,12 +76,6 @@ public class Inbox {
         return !claim.duplicate();
     }
 
-    /** {@link #send} of the event's claim. */
-    @Transactional(Transactional.TxType.MANDATORY)
-    public boolean claim(EventEnvelope<?> envelope, String topic) {
-        return send(claimOf(envelope, topic, OptionalInt.empty()));
-    }
-
     /** {@link #send} of the event's claim under its order's advisory lock in the given space. */
     @Transactional(Transactional.TxType.MANDATORY)
     public boolean claimUnderOrderLock(EventEnvelope<?> envelope, String topic, int lockSpace) {

@@ -47,7 +47,7 @@ import java.util.function.Function;
  * <p>A fact's handler sends the event's inbox claim in the round trip of that locked read, the first thing it asks of
  * the database, and acts on nothing if the claim finds the event applied before: the claim costs no round trip of its
  * own. The consumer's claims take the order's advisory lock first, in the same statement
- * ({@link ShipmentRepository#lockOrder}).
+ * ({@link ShipmentRepository#ORDER_LOCK_SPACE}).
  */
 @ApplicationScoped
 public class ShippingService {
@@ -303,15 +303,14 @@ public class ShippingService {
     }
 
     /**
-     * Applies an event's step to the order's shipment, read locked with the event's claim; the order's first event
-     * opens it. The step changes the shipment (and claims its carrier call, if that is due) and returns the events to
+     * Applies an event's step to the order's shipment, read locked with the event's claim (which took the order's
+     * advisory lock before the read: two first facts of an order never both open its shipment); the order's first
+     * event opens it. The step changes the shipment (and claims its carrier call, if that is due) and returns the events to
      * publish; {@link #store} writes it all. A new shipment is inserted once with the state the step left it in: an
      * INSERT of an empty shipment and an UPDATE with its address would be two writes for one.
      */
     private void onShipmentOf(EventEnvelope<?> event, Optional<Shipment> existing,
                               Function<Shipment, List<ShippingEvent>> step) {
-        // held since the claim, which took it before the read: asks the database nothing
-        shipments.lockOrder(event.orderId());
         if (existing.isPresent()) {
             Shipment shipment = existing.get();
             Shipment.Progress read = shipment.progress();

@@ -40,16 +40,6 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
     @Inject
     TransactionalWrites writes;
 
-    /**
-     * Serialises, until the transaction ends, everything that happens to one order in this service: the first two
-     * facts of an order (e.g. OrderCreated and PaymentSucceeded, on two consumers) must not both create its row. An
-     * event's inbox claim takes it before the shipment's read ({@code EventHandlers.lockingOrdersIn}, in this space),
-     * which is what makes the read see the row the other one created; asked for afterwards, it then costs nothing.
-     */
-    public void lockOrder(UUID orderId) {
-        writes.lockUntilCommit(ORDER_LOCK_SPACE, orderId.hashCode(), () -> "lock order " + orderId);
-    }
-
     public Optional<Shipment> findByOrderId(UUID orderId) {
         return find("orderId", orderId).firstResultOptional();
     }
