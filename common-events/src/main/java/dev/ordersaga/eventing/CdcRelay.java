@@ -122,6 +122,13 @@ public class CdcRelay {
     int maxBatchSize;
 
     /**
+     * Whether the replication connection answers pgjdbc's checks for pending data without a timed read
+     * ({@link QuietSlotSocketFactory}); off, pgjdbc's own sockets are used.
+     */
+    @ConfigProperty(name = "eventing.relay.quiet-slot-reads", defaultValue = "true")
+    boolean quietSlotReads;
+
+    /**
      * Fault injection for the crash tests: hold the first batch after it was read from the log and before it is
      * published, and log that it is held, so that a test can kill the process at exactly that point.
      */
@@ -451,6 +458,9 @@ public class CdcRelay {
         // Debezium's default of 500 ms would be the floor of the commit-to-publish latency
         p.setProperty("poll.interval.ms", Long.toString(pollInterval.toMillis()));
         p.setProperty("max.batch.size", Integer.toString(maxBatchSize));
+        if (quietSlotReads) {
+            p.setProperty("driver.socketFactory", QuietSlotSocketFactory.class.getName());
+        }
         // a taken-over slot may still look active for a moment after its old reader died
         p.setProperty("slot.max.retries", "10");
         p.setProperty("slot.retry.delay.ms", "1000");
