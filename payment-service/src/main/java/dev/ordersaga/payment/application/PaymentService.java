@@ -11,6 +11,7 @@ import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
 import dev.ordersaga.payment.persistence.PaymentRepository;
+import dev.ordersaga.payment.persistence.PaymentRepository.ChargeState;
 import dev.ordersaga.retry.Backoff;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -67,10 +68,6 @@ public class PaymentService {
     @PostConstruct
     void init() {
         backoff = new Backoff(retryBaseDelay, retryMaxDelay);
-    }
-
-    /** What the webhook needs to resolve a charge in its saga's correlation scope. */
-    public record ChargeRef(UUID paymentId, UUID orderId, String correlationId, UUID causedByEventId) {
     }
 
     // ---- incoming events (in the consumer's transaction) ----
@@ -251,18 +248,20 @@ public class PaymentService {
         return payments.claimIfDue(paymentId, now, now.plus(lease)).map(id -> PaymentTask.of(payments.findById(id)));
     }
 
+    /**
+     * The payment a provider's news is about, as last committed and unlocked: the webhook answers news it knows already
+     * from this ({@link PaymentStatus#hasChargeSucceeded}), and only news that changes something takes the row's lock,
+     * in {@link #recordChargeSucceeded} or {@link #recordChargeDeclined}.
+     */
     @Transactional
-    public Optional<ChargeRef> findCharge(String idempotencyKey) {
+    public Optional<ChargeState> findCharge(String idempotencyKey) {
         UUID paymentId;
         try {
             paymentId = UUID.fromString(idempotencyKey);
         } catch (IllegalArgumentException e) {
             return Optional.empty();
         }
-        // locked already: the webhook's transaction goes on to record the outcome, and a payment read unlocked
-        // first would cost that a second query to lock its row
-        return payments.findByIdForUpdate(paymentId)
-                .map(p -> new ChargeRef(p.id(), p.orderId(), p.correlationId(), p.causedByEventId()));
+        return payments.chargeState(paymentId);
     }
 
     @Transactional

@@ -15,4 +15,17 @@ public enum PaymentStatus {
     public boolean awaitsProvider() {
         return this == CHARGING || this == REFUNDING;
     }
+
+    /**
+     * News that the charge succeeded changes nothing in this state or any it can reach: the success is recorded and
+     * no later state forgets it. A provider's repeat can then be answered from an unlocked read.
+     */
+    public boolean hasChargeSucceeded() {
+        return this == SUCCEEDED || this == REFUNDING || this == REFUNDED;
+    }
+
+    /** News that the charge was declined changes nothing in this state or any it can reach: the charge is settled. */
+    public boolean ignoresChargeDeclined() {
+        return this != PENDING && this != CHARGING;
+    }
 }

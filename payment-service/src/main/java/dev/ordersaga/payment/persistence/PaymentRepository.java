@@ -162,6 +162,27 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         SqlParameters.setInstant(statement, first + 11, state.nextAttemptAt());
     }
 
+    /** What a provider's news about a payment is checked against, read without a lock. */
+    public record ChargeState(UUID paymentId, UUID orderId, String correlationId, UUID causedByEventId,
+                              PaymentStatus status) {
+    }
+
+    private static final String CHARGE_STATE = """
+            SELECT order_id, correlation_id, caused_by_event_id, status FROM payment WHERE id = ?""";
+
+    /**
+     * The payment's state as last committed, without a lock and without Hibernate: a provider's news that this state
+     * knows already is answered from it, with no row lock, no write and so no commit to flush.
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<ChargeState> chargeState(UUID id) {
+        TransactionalWrites.Write read = new TransactionalWrites.Write(CHARGE_STATE, 1,
+                (statement, first) -> statement.setObject(first, id));
+        return writes.read(read, results -> results.rows(row -> new ChargeState(id, row.getObject(1, UUID.class),
+                row.getString(2), row.getObject(3, UUID.class), PaymentStatus.valueOf(row.getString(4))))
+                .stream().findFirst(), () -> "read the charge state of payment " + id);
+    }
+
     public Optional<Payment> findByOrderId(UUID orderId) {
         return find("orderId", orderId).firstResultOptional();
     }

@@ -3,7 +3,7 @@ package dev.ordersaga.payment.rest;
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.payment.application.PaymentService;
-import dev.ordersaga.payment.application.PaymentService.ChargeRef;
+import dev.ordersaga.payment.persistence.PaymentRepository.ChargeState;
 import dev.ordersaga.payment.domain.IllegalTransitionException;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
@@ -28,25 +28,34 @@ public class ProviderWebhookResource {
     @Inject
     PaymentService payments;
 
-    /** One transaction for lookup and outcome: every charge brings a webhook, mostly news known already. */
+    /**
+     * Every charge brings a webhook, and it is mostly news the worker recorded already: that is answered from an
+     * unlocked read, with no row lock and no write, so its transaction commits nothing to flush. News that changes
+     * something goes through the state machine under the row's lock, which decides again on what it reads there.
+     */
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
     @Transactional
     public Response receive(@Valid @NotNull ProviderWebhook webhook) {
-        ChargeRef charge = payments.findCharge(webhook.idempotencyKey())
+        ChargeState charge = payments.findCharge(webhook.idempotencyKey())
                 .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Unknown charge",
                         "no payment has the idempotency key '" + webhook.idempotencyKey() + "'"));
+        if (ProviderWebhook.CHARGE_SUCCEEDED.equals(webhook.type())
+                && (webhook.chargeId() == null || webhook.chargeId().isBlank())) {
+            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid request",
+                    "a charge.succeeded webhook names the charge (chargeId)");
+        }
         try (Correlation.Scope ignored = Correlation.open(charge.correlationId(), charge.causedByEventId())) {
             // PaymentService logs what the news changed, if anything
             LOG.debugf("Provider webhook %s for charge %s of order %s", webhook.type(), webhook.chargeId(), charge.orderId());
+            if (knownAlready(webhook, charge)) {
+                LOG.debugf("Provider webhook %s for order %s: known already (payment is %s)", webhook.type(),
+                        charge.orderId(), charge.status());
+                return Response.noContent().build();
+            }
             switch (webhook.type()) {
-                case ProviderWebhook.CHARGE_SUCCEEDED -> {
-                    if (webhook.chargeId() == null || webhook.chargeId().isBlank()) {
-                        throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid request",
-                                "a charge.succeeded webhook names the charge (chargeId)");
-                    }
-                    payments.recordChargeSucceeded(charge.paymentId(), webhook.chargeId());
-                }
+                case ProviderWebhook.CHARGE_SUCCEEDED ->
+                        payments.recordChargeSucceeded(charge.paymentId(), webhook.chargeId());
                 case ProviderWebhook.CHARGE_DECLINED -> payments.recordChargeDeclined(charge.paymentId(),
                         webhook.reason() == null ? "declined by the provider" : webhook.reason());
                 default -> LOG.infof("Provider webhook of unknown type '%s' ignored", webhook.type());
@@ -55,5 +64,13 @@ public class ProviderWebhookResource {
             throw new ProblemException(Response.Status.CONFLICT, "Charge cannot be resolved", e.getMessage());
         }
         return Response.noContent().build();
+    }
+
+    private static boolean knownAlready(ProviderWebhook webhook, ChargeState charge) {
+        return switch (webhook.type()) {
+            case ProviderWebhook.CHARGE_SUCCEEDED -> charge.status().hasChargeSucceeded();
+            case ProviderWebhook.CHARGE_DECLINED -> charge.status().ignoresChargeDeclined();
+            default -> false;
+        };
     }
 }

@@ -8,15 +8,18 @@ import dev.ordersaga.retry.Backoff;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -393,6 +396,51 @@ class PaymentTest {
         Payment payment = pending();
         assertThat(payment.idempotencyKey()).isEqualTo(payment.id().toString());
         assertThat(payment.refundIdempotencyKey()).isEqualTo("refund-" + payment.id());
+    }
+
+    /**
+     * The webhook answers a provider's repeat from an unlocked read when the status says the news is known: that must
+     * hold in the status read and in every status a concurrent transaction can move the payment to.
+     */
+    @ParameterizedTest
+    @EnumSource(PaymentStatus.class)
+    void newsAStatusSaysIsKnownChangesNothingThereOrInAnyStatusReachableFromIt(PaymentStatus status) {
+        for (PaymentStatus reachable : reachableFrom(status)) {
+            if (status.hasChargeSucceeded()) {
+                Payment payment = paymentIn(reachable);
+                Payment.Progress before = payment.progress();
+                assertThat(payment.chargeSucceeded("ch_fixture", NOW)).as("charge.succeeded in %s", reachable).isEmpty();
+                assertThat(payment.progress()).isEqualTo(before);
+            }
+            if (status.ignoresChargeDeclined()) {
+                Payment payment = paymentIn(reachable);
+                Payment.Progress before = payment.progress();
+                assertThat(payment.chargeDeclined("card declined", NOW)).as("charge.declined in %s", reachable).isEmpty();
+                assertThat(payment.progress()).isEqualTo(before);
+            }
+        }
+        // and news the status does not claim to know does change something there
+        if (!status.hasChargeSucceeded() && status != PaymentStatus.PENDING) {
+            assertThat(paymentIn(status).chargeSucceeded("ch_fixture", NOW)).isNotEmpty();
+        }
+        if (!status.ignoresChargeDeclined() && status != PaymentStatus.PENDING) {
+            assertThat(paymentIn(status).chargeDeclined("card declined", NOW)).isNotEmpty();
+        }
+    }
+
+    /** The states the transition table lets a payment reach from {@code status}, itself included. */
+    private static Set<PaymentStatus> reachableFrom(PaymentStatus status) {
+        Set<PaymentStatus> reached = EnumSet.of(status);
+        boolean grew = true;
+        while (grew) {
+            grew = false;
+            for (Row row : rows()) {
+                if (reached.contains(row.from()) && row.to() != null && reached.add(row.to())) {
+                    grew = true;
+                }
+            }
+        }
+        return reached;
     }
 
     private static Payment pending() {

@@ -36,6 +36,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static dev.ordersaga.payment.testing.PaymentFixtures.orderCancelling;
 import static dev.ordersaga.payment.testing.PaymentFixtures.orderCreated;
@@ -105,6 +108,31 @@ class ProviderWebhookResourceTest {
         Payment resolved = payments.findByOrderId(saga.orderId()).orElseThrow();
         assertThat(resolved.status()).isEqualTo(PaymentStatus.SUCCEEDED);
         assertThat(resolved.providerChargeId()).isEqualTo(chargeId);
+    }
+
+    @Test
+    void newsKnownAlreadyIsAnsweredWithoutTakingThePaymentsLock() throws Exception {
+        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-webhook-known");
+        Payment payment = chargeInFlight(saga);
+        String chargeId = "ch_known_" + UUID.randomUUID();
+        postWebhook(webhook("charge.succeeded", chargeId, payment.id().toString(), saga.orderId())).statusCode(204);
+
+        // another transaction holds the payment's row lock until the repeats are answered, or for 20 s at most
+        CountDownLatch locked = new CountDownLatch(1);
+        CountDownLatch answered = new CountDownLatch(1);
+        CompletableFuture<Boolean> releasedInTime = CompletableFuture.supplyAsync(() ->
+                QuarkusTransaction.requiringNew().call(() -> {
+                    assertThat(repository.findByIdForUpdate(payment.id())).isPresent();
+                    locked.countDown();
+                    return answered.await(20, TimeUnit.SECONDS);
+                }));
+        assertThat(locked.await(20, TimeUnit.SECONDS)).isTrue();
+        postWebhook(webhook("charge.succeeded", chargeId, payment.id().toString(), saga.orderId())).statusCode(204);
+        postWebhook(webhook("charge.declined", null, payment.id().toString(), saga.orderId())).statusCode(204);
+        answered.countDown();
+
+        assertThat(releasedInTime.get(30, TimeUnit.SECONDS)).as("both repeats answered while the lock was held").isTrue();
+        assertThat(payments.findByOrderId(saga.orderId()).orElseThrow().status()).isEqualTo(PaymentStatus.SUCCEEDED);
     }
 
     @Test
