@@ -270,7 +270,7 @@ public class PaymentService {
     }
 
     private Payment load(UUID paymentId) {
-        return payments.findForChange(paymentId)
+        return payments.lockForChange(paymentId)
                 .orElseThrow(() -> new IllegalStateException("no payment " + paymentId));
     }
 

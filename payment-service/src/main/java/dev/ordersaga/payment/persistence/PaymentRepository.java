@@ -43,14 +43,25 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         return findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE);
     }
 
+    /** The columns {@link #stored} reads, in its order. */
+    private static final String COLUMNS = """
+            id, correlation_id, created_at, status, amount, currency, payment_token, stock_reserved,
+            cancel_requested, refund_answered, provider_charge_id, provider_refund_id, decline_reason, attempts,
+            next_attempt_at, caused_by_event_id, updated_at, version""";
+
+    private static final String LOCK_BY_ID = "SELECT " + COLUMNS + ", order_id FROM payment WHERE id = ? FOR NO KEY UPDATE";
+
     /**
-     * As {@link #findByIdForUpdate}, for a change written by {@link #update} rather than by Hibernate's flush: the
-     * payment is detached once read, so that Hibernate neither checks it for changes nor writes it.
+     * The payment, its row locked until the transaction ends, for a provider outcome's change written by {@link #update}
+     * rather than by Hibernate's flush: read with plain SQL, so Hibernate neither loads, checks nor writes it. The lock
+     * is the one {@link #findByIdForUpdate} and {@link #lockByOrderIdForChange} take.
      */
-    public Optional<Payment> findForChange(UUID id) {
-        Optional<Payment> found = findByIdForUpdate(id);
-        found.ifPresent(getEntityManager()::detach);
-        return found;
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<Payment> lockForChange(UUID id) {
+        TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ID, 1,
+                (read, first) -> read.setObject(first, id));
+        return writes.read(lock, results -> results.rows(row -> stored(row.getObject(19, UUID.class), row))
+                .stream().findFirst(), () -> "lock payment " + id);
     }
 
     /**
@@ -58,12 +69,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
      * {@link #findByIdForUpdate}, the worker's and the webhook's read: the event's change and theirs exclude each other
      * as before.
      */
-    private static final String LOCK_BY_ORDER = """
-            SELECT id, correlation_id, created_at, status, amount, currency, payment_token, stock_reserved,
-                   cancel_requested, refund_answered, provider_charge_id, provider_refund_id, decline_reason, attempts,
-                   next_attempt_at, caused_by_event_id, updated_at, version
-            FROM payment WHERE order_id = ?
-            FOR NO KEY UPDATE""";
+    private static final String LOCK_BY_ORDER = "SELECT " + COLUMNS + " FROM payment WHERE order_id = ? FOR NO KEY UPDATE";
 
     /**
      * For an event's change, written by {@link #update} rather than by Hibernate's flush: the order's payment, its row
@@ -84,7 +90,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         return writes.readAfter(claim, lock, row -> stored(orderId, row), () -> "lock the payment of order " + orderId);
     }
 
-    /** A row of {@link #LOCK_BY_ORDER}. */
+    /** A row that begins with {@link #COLUMNS}. */
     private static Payment stored(UUID orderId, ResultSet row) throws SQLException {
         return Payment.stored(row.getObject(1, UUID.class), orderId, row.getString(2), row.getTimestamp(3).toInstant(),
                 new Payment.Progress(PaymentStatus.valueOf(row.getString(4)), row.getBigDecimal(5), row.getString(6),
@@ -127,7 +133,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     }
 
     /**
-     * The write that stores what a transition changed of a payment read with {@link #findForChange} or
+     * The write that stores what a transition changed of a payment read with {@link #lockForChange} or
      * {@link #lockByOrderIdForChange}, to send in the round trip of the event it caused; none if nothing changed. The
      * version it was read at must still be the row's (it is: the read locked the row), else the write fails and the
      * transaction rolls back, as Hibernate's optimistic check would.

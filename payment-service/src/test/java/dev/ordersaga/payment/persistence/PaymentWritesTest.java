@@ -69,7 +69,7 @@ class PaymentWritesTest {
         Payment opened = open();
 
         QuarkusTransaction.requiringNew().run(() -> {
-            Payment payment = payments.findForChange(opened.id()).orElseThrow();
+            Payment payment = payments.lockForChange(opened.id()).orElseThrow();
             Payment.Progress asRead = payment.progress();
             assertThat(payments.update(payment, asRead)).as("nothing changed, nothing to write").isEmpty();
             payment.noteStockReserved(UUID.randomUUID(), now());
@@ -86,7 +86,7 @@ class PaymentWritesTest {
     @Test
     void aTransitionOfAPaymentReadBeforeTheRowMovedOnChangesNothing() {
         Payment opened = open();
-        Payment stale = QuarkusTransaction.requiringNew().call(() -> payments.findForChange(opened.id()).orElseThrow());
+        Payment stale = QuarkusTransaction.requiringNew().call(() -> payments.lockForChange(opened.id()).orElseThrow());
         Payment.Progress asRead = stale.progress();
         QuarkusTransaction.requiringNew().run(() -> writes.write("UPDATE payment SET version = version + 1 WHERE id = ?",
                 bump -> bump.setObject(1, opened.id()), () -> "bump the version"));
@@ -107,7 +107,7 @@ class PaymentWritesTest {
         // a late settlement of a declined charge, its refund failed once: every column but the refund id set, and the
         // version moved on; the next attempt an hour away, so that the worker leaves the row alone meanwhile
         QuarkusTransaction.requiringNew().run(() -> {
-            Payment payment = payments.findForChange(opened.id()).orElseThrow();
+            Payment payment = payments.lockForChange(opened.id()).orElseThrow();
             Payment.Progress asRead = payment.progress();
             payment.noteStockReserved(UUID.randomUUID(), now());
             payment.requestCancellation(UUID.randomUUID(), now());
@@ -126,6 +126,11 @@ class PaymentWritesTest {
 
         assertThat(claim.duplicate()).isFalse();
         assertStoredAs(read, stored);
+        // and so does the provider outcome's locked read by id, with its order
+        Payment byId = QuarkusTransaction.requiringNew().call(() -> payments.lockForChange(opened.id())).orElseThrow();
+        assertStoredAs(byId, stored);
+        assertThat(byId.orderId()).isEqualTo(opened.orderId());
+        assertThat(QuarkusTransaction.requiringNew().call(() -> payments.lockForChange(UUID.randomUUID()))).isEmpty();
     }
 
     @Test

@@ -9,7 +9,6 @@ import dev.ordersaga.shipping.domain.ShipmentStatus;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
 import java.sql.PreparedStatement;
@@ -48,13 +47,16 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
      * Every column of a shipment but its order id (the caller has it), in the order {@link #stored} reads them. At most
      * one row: the order id is unique. Locked as Hibernate's PESSIMISTIC_WRITE read locks it on PostgreSQL.
      */
-    private static final String LOCK_BY_ORDER_ID = """
-            SELECT id, correlation_id, created_at, status, ship_name, ship_line1, ship_line2, ship_city,
-                   ship_postal_code, ship_country, paid, cancel_requested, creation_uncertain, attempts,
-                   cancel_attempts, next_attempt_at, claimed_until, carrier_shipment_id, last_error,
-                   caused_by_event_id, cancel_caused_by_event_id, updated_at, version
-            FROM shipment WHERE order_id = ?
-            FOR NO KEY UPDATE""";
+    private static final String COLUMNS = """
+            id, correlation_id, created_at, status, ship_name, ship_line1, ship_line2, ship_city,
+            ship_postal_code, ship_country, paid, cancel_requested, creation_uncertain, attempts,
+            cancel_attempts, next_attempt_at, claimed_until, carrier_shipment_id, last_error,
+            caused_by_event_id, cancel_caused_by_event_id, updated_at, version""";
+
+    private static final String LOCK_BY_ORDER_ID = "SELECT " + COLUMNS + " FROM shipment WHERE order_id = ? FOR NO KEY UPDATE";
+
+    /** As {@link #LOCK_BY_ORDER_ID}, by the shipment's id, with its order id after the other columns. */
+    private static final String LOCK_BY_ID = "SELECT " + COLUMNS + ", order_id FROM shipment WHERE id = ? FOR NO KEY UPDATE";
 
     /**
      * The shipment of an order, locked until the transaction ends, for an event's change written by {@link #update}:
@@ -96,17 +98,15 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
 
     /**
      * The shipment, locked until the transaction ends, for a carrier outcome's change written by {@link #update}
-     * (waits for another transaction that holds it): detached once read, so that Hibernate neither checks it for
-     * changes nor writes it. With the lock's default options, so that Hibernate builds the locked read's plan once,
-     * not on every call.
+     * (waits for another transaction that holds it): read with plain SQL, so that Hibernate neither loads, checks
+     * nor writes it.
      */
+    @Transactional(Transactional.TxType.MANDATORY)
     public Optional<Shipment> lockByIdForChange(UUID id) {
-        return detached(findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE));
-    }
-
-    private Optional<Shipment> detached(Optional<Shipment> found) {
-        found.ifPresent(getEntityManager()::detach);
-        return found;
+        TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ID, 1,
+                (read, first) -> read.setObject(first, id));
+        return writes.read(lock, results -> results.rows(row -> stored(row.getObject(24, UUID.class), row))
+                .stream().findFirst(), () -> "lock shipment " + id);
     }
 
     // both bind the columns a step may change through setProgress: in the same order in each

@@ -244,6 +244,13 @@ class ShipmentChangeTest {
         InboxClaim again = claimOf(event);
         QuarkusTransaction.requiringNew().run(() -> shipments.lockByOrderIdForChange(orderId, again));
         assertThat(again.duplicate()).as("the claim of an event applied before").isTrue();
+
+        // the carrier outcome's locked read, by the shipment's id, reads the same
+        Shipment byId = QuarkusTransaction.requiringNew().call(() -> shipments.lockByIdForChange(shipmentId))
+                .orElseThrow();
+        assertThat(byId).usingRecursiveComparison().ignoringFieldsMatchingRegexes(ENHANCEMENT).isEqualTo(read);
+        assertThat(QuarkusTransaction.requiringNew().call(() -> shipments.lockByIdForChange(UUID.randomUUID())))
+                .isEmpty();
     }
 
     @Test
