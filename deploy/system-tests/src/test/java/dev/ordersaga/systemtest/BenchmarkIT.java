@@ -46,6 +46,7 @@ class BenchmarkIT {
         assertThat(figures.at("/commitToConsumerMillis/p50").isNumber()).isTrue();
         assertThat(figures.at("/databaseCommitsPerSaga").asDouble()).isPositive();
         assertThat(figures.at("/openLoop/databaseCommitsPerSaga").asDouble()).isPositive();
+        assertThat(figures.at("/walPerSaga/kiB").asDouble()).isPositive();
         assertThat(figures.at("/openLoop/cpuSecondsPerSaga").asDouble()).isPositive();
         assertThat(figures.at("/physicalLimit/sagasPerSecond").asDouble()).isPositive();
         // every service sent statements during saturation: at least an inbox claim and a commit per saga

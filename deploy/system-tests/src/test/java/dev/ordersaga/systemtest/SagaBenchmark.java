@@ -95,6 +95,7 @@ final class SagaBenchmark {
         Map<String, Long> jitBeforeSaturation = compilerTicks();
 
         long commitsBefore = commits();
+        long[] walBefore = wal();
         Map<String, long[]> rowsBefore = tableActivity();
         boolean statementsCounted = resetStatementCounts();
         Map<String, Long> cpuBefore = cpuTicks();
@@ -106,6 +107,7 @@ final class SagaBenchmark {
         double throughput = saturation.size() / seconds;
         long busyInSaturation = busyAnswers.get() - busyInWarmup;
         long commitsPerSagaTotal = commits() - commitsBefore;
+        Map<String, Double> walPerSaga = walPerSaga(walBefore, wal(), saturation.size());
         Map<String, Long> cpuAfter = cpuTicks();
         Map<String, Long> jitAfterSaturation = compilerTicks();
         MachineTicks machineAfter = MachineTicks.read();
@@ -126,6 +128,7 @@ final class SagaBenchmark {
         // and twice the latency of the rest, while that path was compiled. A service in production is warm on it.
         confirmAll(sendOpenLoop(rate, settings.openLoopWarmupSeconds()), Duration.ofMinutes(10));
         long openCommitsBefore = commits();
+        long[] openWalBefore = wal();
         Map<String, Long> openCpuBefore = cpuTicks();
         Map<String, Long> jitBeforeOpen = compilerTicks();
         MachineTicks openMachineBefore = MachineTicks.read();
@@ -140,6 +143,7 @@ final class SagaBenchmark {
         Map<String, Long> jitAfterOpen = compilerTicks();
         Map<String, Double> openMachine = machineLoad(openMachineBefore, MachineTicks.read(), openCpuSeconds, openSeconds);
         long openCommits = commits() - openCommitsBefore;
+        Map<String, Double> openWalPerSaga = walPerSaga(openWalBefore, wal(), open.size());
         List<Double> latencies = new ArrayList<>();
         for (Sent s : open) {
             latencies.add(Duration.between(s.sentAt(), confirmedAt.get(s.orderId())).toNanos() / 1e6);
@@ -164,11 +168,13 @@ final class SagaBenchmark {
                 "seconds", settings.openLoopSeconds(), "orders", open.size(),
                 "postToConfirmedMillis", percentiles(latencies),
                 "databaseCommitsPerSaga", round((double) openCommits / open.size()),
+                "walPerSaga", openWalPerSaga,
                 "cpuSecondsPerSaga", round(openCpuSeconds / open.size()),
                 "coresBusy", round(openCpuSeconds / openSeconds)));
         r.put("postsAnsweredBusy", Map.of("warmup", busyInWarmup, "saturation", busyInSaturation, "openLoop", busyInOpen));
         r.put("commitToConsumerMillis", percentiles(relayLatencies));
         r.put("databaseCommitsPerSaga", round(commitsPerSaga));
+        r.put("walPerSaga", walPerSaga);
         r.put("tableActivityPerSaga", rowsPerSaga);
         r.put("statementsPerSaga", statementsPerSaga);
         r.put("cpuSecondsPerSaga", round(cpuSeconds / saturation.size()));
@@ -431,6 +437,25 @@ final class SagaBenchmark {
     private static long unfinishedOrders() throws Exception {
         return count("order_db", "SELECT count(*) FROM orders WHERE status NOT IN ('CONFIRMED', 'CANCELLED') "
                 + "AND waiting_reason IS NULL");
+    }
+
+    /**
+     * WAL written by the whole cluster since its statistics were reset, bytes and full-page images (pg_stat_wal): every
+     * walsender reads all of it and every commit flushes its share, so it is a cost of its own besides the commits.
+     */
+    private static long[] wal() throws Exception {
+        try (Connection c = TestStack.connect("postgres"); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT wal_bytes::bigint, wal_fpi FROM pg_stat_wal")) {
+            rs.next();
+            return new long[]{rs.getLong(1), rs.getLong(2)};
+        }
+    }
+
+    private static Map<String, Double> walPerSaga(long[] before, long[] after, int sagas) {
+        Map<String, Double> perSaga = new LinkedHashMap<>();
+        perSaga.put("kiB", round((after[0] - before[0]) / 1024.0 / sagas));
+        perSaga.put("fullPageImages", round((double) (after[1] - before[1]) / sagas));
+        return perSaga;
     }
 
     private static long count(String database, String sql) throws Exception {
@@ -893,10 +918,10 @@ final class SagaBenchmark {
                 order-saga benchmark (%s; PostgreSQL durable: %s; services %s)
                   saturation: %s confirmed sagas/s (%s orders, %s clients)
                   POST -> CONFIRMED at %s orders/s (open loop, %s s after %s s at that rate unmeasured): %s ms
-                    open loop per saga: %s database commits, %s CPU seconds; %s cores busy
+                    open loop per saga: %s database commits, WAL %s, %s CPU seconds; %s cores busy
                   POSTs answered 503 (busy) and sent again: %s
                   commit -> consumer: %s ms
-                  per saga at saturation: %s database commits, %s CPU seconds
+                  per saga at saturation: %s database commits, WAL %s, %s CPU seconds
                   machine (cores busy; of them the stack, the load generator, anything else; share stolen by the hypervisor):
                     saturation %s
                     open loop %s
@@ -908,8 +933,9 @@ final class SagaBenchmark {
                   rows per saga, by table (saturation phase):
                 %s""".formatted(r.get("machine"), r.get("postgresDurable"), r.get("services"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
                 sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("warmupSeconds"), open.get("postToConfirmedMillis"),
-                open.get("databaseCommitsPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
-                r.get("postsAnsweredBusy"), r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("cpuSecondsPerSaga"),
+                open.get("databaseCommitsPerSaga"), open.get("walPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
+                r.get("postsAnsweredBusy"), r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("walPerSaga"),
+                r.get("cpuSecondsPerSaga"),
                 machine.get("saturation"), machine.get("openLoop"), r.get("postgresCpuMillisPerSagaByKind"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
                 limit.get("sagasPerSecond"), limit.get("ourRatio"), statementLines(r.get("statementsPerSaga")), activity);
         Files.writeString(settings.outDir().resolve("summary.txt"), summary);
