@@ -102,14 +102,21 @@ public class CdcRelay {
     Duration heartbeatInterval;
 
     /**
-     * How long the engine sleeps after a few empty reads of the slot, and how long its queue waits for a batch to
-     * fill: the floor of the commit-to-publish latency when the outbox is quiet, and the price of idling. Each
-     * empty read costs a timed-out socket read, and each wait of the queue ends in a busy loop of up to a
-     * millisecond (its timer counts whole milliseconds): an idle service used 0.13 of a core at 10 ms, 0.085 at
-     * 20 ms, nearly all of it here.
+     * How long the engine sleeps, deaf to the slot, after five empty reads of it, and how long its queue waits for a
+     * batch to fill. Each wait of the queue ends in a busy loop of up to a millisecond (its timer counts whole
+     * milliseconds), so a short interval is paid in idle CPU: a fiftieth of a core at 50 ms, a twentieth at 20.
+     * With the slot listened to ({@link #slotListen}), a commit waits for the sleep only if it falls into one.
      */
-    @ConfigProperty(name = "eventing.relay.poll-interval", defaultValue = "PT0.02S")
+    @ConfigProperty(name = "eventing.relay.poll-interval", defaultValue = "PT0.05S")
     Duration pollInterval;
+
+    /**
+     * How long each of the engine's reads of an empty slot listens for a commit ({@link ListeningSlotSocketFactory})
+     * before it counts as empty; zero keeps pgjdbc's own 1 ms check. With 200 ms and the 50 ms poll interval the
+     * relay is deaf 50 ms in every 1050, and an idle one wakes about five times a second.
+     */
+    @ConfigProperty(name = "eventing.relay.slot-listen", defaultValue = "PT0.2S")
+    Duration slotListen;
 
     /**
      * Debezium hands a batch over when it is full or when the poll interval has run out, so with batches larger
@@ -121,12 +128,6 @@ public class CdcRelay {
     @ConfigProperty(name = "eventing.relay.max-batch-size", defaultValue = "1")
     int maxBatchSize;
 
-    /**
-     * Whether the replication connection answers pgjdbc's checks for pending data without a timed read
-     * ({@link QuietSlotSocketFactory}); off, pgjdbc's own sockets are used.
-     */
-    @ConfigProperty(name = "eventing.relay.quiet-slot-reads", defaultValue = "true")
-    boolean quietSlotReads;
 
     /**
      * Fault injection for the crash tests: hold the first batch after it was read from the log and before it is
@@ -458,8 +459,9 @@ public class CdcRelay {
         // Debezium's default of 500 ms would be the floor of the commit-to-publish latency
         p.setProperty("poll.interval.ms", Long.toString(pollInterval.toMillis()));
         p.setProperty("max.batch.size", Integer.toString(maxBatchSize));
-        if (quietSlotReads) {
-            p.setProperty("driver.socketFactory", QuietSlotSocketFactory.class.getName());
+        if (!slotListen.isZero()) {
+            p.setProperty("driver.socketFactory", ListeningSlotSocketFactory.class.getName());
+            p.setProperty("driver.socketFactoryArg", Long.toString(Math.max(1, slotListen.toMillis())));
         }
         // a taken-over slot may still look active for a moment after its old reader died
         p.setProperty("slot.max.retries", "10");
