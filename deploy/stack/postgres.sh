@@ -85,7 +85,7 @@ max_slot_wal_keep_size = 2GB
 # Sized for a write-heavy load rather than Debian's defaults (128MB, 1GB, 5min). With 128 MB the
 # sessions evicted dirty pages themselves (pg_stat_bgwriter's buffers_backend: a write call
 # each), and with a checkpoint every few minutes the WAL was mostly full-page images (pg_stat_wal's
-# wal_fpi, 35 KB of WAL a saga), which each commit flushes and every walsender reads and checks.
+# wal_fpi; about 50 KB of WAL a saga), which each commit flushes and every walsender reads and checks.
 # None of this weakens durability: fsync, full_page_writes and synchronous_commit are untouched;
 # a crash replays more WAL.
 shared_buffers = 1GB

@@ -168,6 +168,16 @@ public class TransactionalWrites {
     }
 
     /**
+     * Sends a read of at most one row (a read by key, locked or not) and returns it.
+     *
+     * @throws EventStoreException if the database refused it: the transaction must roll back
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public <T> Optional<T> readOne(Write read, Row<T> row, Supplier<String> what) {
+        return read(read, results -> results.rows(row).stream().findFirst(), what);
+    }
+
+    /**
      * Sends an event's inbox claim and then a read of at most one row (a locked read by key) in one round trip, and
      * answers the claim ({@link InboxClaim#answer}) before the row is read: the first read of a claiming handler.
      *

@@ -8,7 +8,6 @@ import dev.ordersaga.payment.domain.PaymentStatus;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
 import java.sql.PreparedStatement;
@@ -38,11 +37,6 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         writes.lockUntilCommit(ORDER_LOCK_SPACE, orderId.hashCode(), () -> "lock order " + orderId);
     }
 
-    /** The payment, its row locked until the transaction ends. */
-    public Optional<Payment> findByIdForUpdate(UUID id) {
-        return findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE);
-    }
-
     /** The columns {@link #stored} reads, in its order. */
     private static final String COLUMNS = """
             id, correlation_id, created_at, status, amount, currency, payment_token, stock_reserved,
@@ -54,20 +48,18 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     /**
      * The payment, its row locked until the transaction ends, for a provider outcome's change written by {@link #update}
      * rather than by Hibernate's flush: read with plain SQL, so Hibernate neither loads, checks nor writes it. The lock
-     * is the one {@link #findByIdForUpdate} and {@link #lockByOrderIdForChange} take.
+     * is the one {@link #lockByOrderIdForChange} takes.
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public Optional<Payment> lockForChange(UUID id) {
         TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ID, 1,
                 (read, first) -> read.setObject(first, id));
-        return writes.read(lock, results -> results.rows(row -> stored(row.getObject(19, UUID.class), row))
-                .stream().findFirst(), () -> "lock payment " + id);
+        return writes.readOne(lock, row -> stored(row.getObject(19, UUID.class), row), () -> "lock payment " + id);
     }
 
     /**
-     * Every column but order_id, the key it is read by. FOR NO KEY UPDATE is the lock Hibernate takes for
-     * {@link #findByIdForUpdate}, the worker's and the webhook's read: the event's change and theirs exclude each other
-     * as before.
+     * Every column but order_id, the key it is read by. FOR NO KEY UPDATE is the lock {@link #lockForChange} takes,
+     * the provider outcome's read: the event's change and the outcome's exclude each other.
      */
     private static final String LOCK_BY_ORDER = "SELECT " + COLUMNS + " FROM payment WHERE order_id = ? FOR NO KEY UPDATE";
 
@@ -184,9 +176,9 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     public Optional<ChargeState> chargeState(UUID id) {
         TransactionalWrites.Write read = new TransactionalWrites.Write(CHARGE_STATE, 1,
                 (statement, first) -> statement.setObject(first, id));
-        return writes.read(read, results -> results.rows(row -> new ChargeState(id, row.getObject(1, UUID.class),
-                row.getString(2), row.getObject(3, UUID.class), PaymentStatus.valueOf(row.getString(4))))
-                .stream().findFirst(), () -> "read the charge state of payment " + id);
+        return writes.readOne(read, row -> new ChargeState(id, row.getObject(1, UUID.class), row.getString(2),
+                row.getObject(3, UUID.class), PaymentStatus.valueOf(row.getString(4))),
+                () -> "read the charge state of payment " + id);
     }
 
     public Optional<Payment> findByOrderId(UUID orderId) {

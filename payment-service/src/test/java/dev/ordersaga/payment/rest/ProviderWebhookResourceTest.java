@@ -122,7 +122,7 @@ class ProviderWebhookResourceTest {
         CountDownLatch answered = new CountDownLatch(1);
         CompletableFuture<Boolean> releasedInTime = CompletableFuture.supplyAsync(() ->
                 QuarkusTransaction.requiringNew().call(() -> {
-                    assertThat(repository.findByIdForUpdate(payment.id())).isPresent();
+                    assertThat(repository.lockForChange(payment.id())).isPresent();
                     locked.countDown();
                     return answered.await(20, TimeUnit.SECONDS);
                 }));

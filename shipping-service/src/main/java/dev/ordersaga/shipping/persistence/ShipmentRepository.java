@@ -105,8 +105,7 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
     public Optional<Shipment> lockByIdForChange(UUID id) {
         TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ID, 1,
                 (read, first) -> read.setObject(first, id));
-        return writes.read(lock, results -> results.rows(row -> stored(row.getObject(24, UUID.class), row))
-                .stream().findFirst(), () -> "lock shipment " + id);
+        return writes.readOne(lock, row -> stored(row.getObject(24, UUID.class), row), () -> "lock shipment " + id);
     }
 
     // both bind the columns a step may change through setProgress: in the same order in each
