@@ -27,7 +27,7 @@ public record EventEnvelope<E extends SagaEvent>(UUID eventId, String type, int 
     }
 
     public static <E extends SagaEvent> EventEnvelope<E> of(UUID orderId, String correlationId, UUID causationId, E payload) {
-        return new EventEnvelope<>(UUID.randomUUID(), EventTypes.nameOf(payload), EventTypes.CURRENT_VERSION,
+        return new EventEnvelope<>(Ids.timeOrdered(), EventTypes.nameOf(payload), EventTypes.CURRENT_VERSION,
                 Instant.now(), orderId, correlationId, causationId, payload);
     }
 

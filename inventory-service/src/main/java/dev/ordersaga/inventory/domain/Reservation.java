@@ -1,5 +1,6 @@
 package dev.ordersaga.inventory.domain;
 
+import dev.ordersaga.events.Ids;
 import dev.ordersaga.events.InventoryEvent;
 import dev.ordersaga.events.OrderLine;
 import dev.ordersaga.events.StockItem;
@@ -82,7 +83,7 @@ public class Reservation {
     private Reservation(UUID orderId, ReservationStatus status, List<ReservedItem> items, String failureReason,
                         String correlationId) {
         this.orderId = orderId;
-        this.reservationId = UUID.randomUUID();
+        this.reservationId = Ids.timeOrdered();
         this.status = status;
         this.items = new ArrayList<>(items);
         this.failureReason = failureReason;

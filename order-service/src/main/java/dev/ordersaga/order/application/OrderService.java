@@ -1,5 +1,6 @@
 package dev.ordersaga.order.application;
 
+import dev.ordersaga.events.Ids;
 import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
@@ -73,7 +74,7 @@ public class OrderService {
         if (earlier.isPresent()) {
             return new Placement(earlier.get(), true);
         }
-        Order.Placed placed = Order.place(UUID.randomUUID(), command.customerId(), command.items(), command.currency(),
+        Order.Placed placed = Order.place(Ids.timeOrdered(), command.customerId(), command.items(), command.currency(),
                 command.shippingAddress(), command.paymentToken(), command.correlationId());
         // the order, its items, its event and its timeline entry in one round trip; the key (rare) after it, at commit
         publish(placed.order(), placed.event(), orders.insertion(placed.order()));

@@ -1,5 +1,6 @@
 package dev.ordersaga.payment.domain;
 
+import dev.ordersaga.events.Ids;
 import dev.ordersaga.events.PaymentEvent;
 import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentRefunded;
@@ -170,7 +171,7 @@ public class Payment {
     }
 
     private Payment(UUID orderId, String correlationId, UUID eventId, Instant now) {
-        this.id = UUID.randomUUID();
+        this.id = Ids.timeOrdered();
         this.orderId = Objects.requireNonNull(orderId, "orderId");
         this.correlationId = Objects.requireNonNull(correlationId, "correlationId");
         this.causedByEventId = Objects.requireNonNull(eventId, "eventId");

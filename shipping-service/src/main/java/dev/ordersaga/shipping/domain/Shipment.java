@@ -1,5 +1,6 @@
 package dev.ordersaga.shipping.domain;
 
+import dev.ordersaga.events.Ids;
 import dev.ordersaga.events.ShipmentCancelled;
 import dev.ordersaga.events.ShipmentCreated;
 import dev.ordersaga.events.ShipmentFailed;
@@ -121,7 +122,7 @@ public class Shipment {
     /** The first fact about an order, whichever it is: a PENDING shipment that knows nothing yet. */
     public static Shipment open(UUID orderId, String correlationId, Instant now) {
         Shipment shipment = new Shipment();
-        shipment.id = UUID.randomUUID();
+        shipment.id = Ids.timeOrdered();
         shipment.orderId = Objects.requireNonNull(orderId, "orderId");
         shipment.correlationId = Objects.requireNonNull(correlationId, "correlationId");
         shipment.status = ShipmentStatus.PENDING;
