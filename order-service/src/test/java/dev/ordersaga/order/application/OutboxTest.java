@@ -33,6 +33,7 @@ import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -216,6 +217,52 @@ class OutboxTest {
         assertThatThrownBy(read::items).as("the items are not read for a fact").isInstanceOf(IllegalStateException.class);
         assertThat(QuarkusTransaction.requiringNew().call(
                 () -> orders.lockForChange(UUID.randomUUID(), claimOf(stockReserved(orderId, "none"))))).isEmpty();
+    }
+
+    /**
+     * Vacuum cut the empty outbox back to no pages, and a prepared DELETE planned then cached a sequential scan that
+     * read every page the next minute's dead rows filled. Rows that never commit fill pages as events do and never
+     * reach the relay (logical decoding passes rolled-back transactions over).
+     */
+    @Test
+    void theOutboxKeepsItsPagesThroughVacuumSoItsDeleteUsesTheKey() throws Exception {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("INSERT INTO outbox (id, aggregate_type, aggregate_id, type, payload, correlation_id, occurred_at) "
+                        + "SELECT gen_random_uuid(), 'order', 'none', 'OrderCreated', repeat('x', 1000), 'none', now() "
+                        + "FROM generate_series(1, 400)");
+            }
+            c.rollback();
+            c.setAutoCommit(true);
+            boolean prepared = false;
+            try (Statement s = c.createStatement()) {
+                s.execute("VACUUM outbox");
+                try (ResultSet rs = s.executeQuery("SELECT pg_relation_size('outbox') / current_setting('block_size')::int")) {
+                    rs.next();
+                    assertThat(rs.getLong(1)).as("pages the outbox kept through vacuum").isGreaterThanOrEqualTo(50);
+                }
+                s.execute("SET plan_cache_mode = force_generic_plan");
+                s.execute("PREPARE outbox_delete(uuid) AS DELETE FROM outbox WHERE id = $1");
+                prepared = true;
+                try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE outbox_delete('" + UUID.randomUUID() + "')")) {
+                    StringBuilder plan = new StringBuilder();
+                    while (rs.next()) {
+                        plan.append(rs.getString(1)).append('\n');
+                    }
+                    assertThat(plan.toString()).contains("Index Scan using outbox_pkey");
+                }
+            } finally {
+                // the connection goes back to the pool: only what this test set is undone (the driver's own
+                // prepared statements stay)
+                try (Statement s = c.createStatement()) {
+                    if (prepared) {
+                        s.execute("DEALLOCATE outbox_delete");
+                    }
+                    s.execute("RESET plan_cache_mode");
+                }
+            }
+        }
     }
 
     private static EventEnvelope<StockReserved> stockReserved(UUID orderId, String correlationId) {
