@@ -94,13 +94,14 @@ final class SagaBenchmark {
         long busyInWarmup = busyAnswers.get();
         Map<String, Long> jitBeforeSaturation = compilerTicks();
 
+        // read before any figure's first reading: it opens a session, whose work no window may count
+        long saturationMark = timelineMark();
         long commitsBefore = commits();
         long[] walBefore = wal();
         Map<String, long[]> rowsBefore = tableActivity();
         boolean statementsCounted = resetStatementCounts();
         Map<String, Long> cpuBefore = cpuTicks();
         MachineTicks machineBefore = MachineTicks.read();
-        long saturationMark = timelineMark();
         long t0 = System.nanoTime();
         List<Sent> saturation = sendClosedLoop(settings.saturationOrders());
         confirmAll(saturation, saturationMark, Duration.ofMinutes(10));
@@ -121,7 +122,7 @@ final class SagaBenchmark {
         Map<String, Double> cpuByProcess = cpuSecondsByProcess(cpuBefore, cpuAfter);
         Map<String, Double> postgresCpu = postgresCpuByKind(cpuBefore, cpuAfter, saturation.size());
         double cpuSeconds = cpuByProcess.values().stream().mapToDouble(Double::doubleValue).sum();
-        Map<String, Double> saturationMachine = machineLoad(machineBefore, machineAfter, cpuSeconds, seconds);
+        Map<String, Double> saturationMachine = machineLoad(machineBefore, machineAfter, cpuSeconds);
 
         // the same figures for the open loop: there a poll carries about one event, so every cost paid per poll,
         // transaction and publish is paid per event; these say how much that costs against saturation's batches
@@ -133,12 +134,12 @@ final class SagaBenchmark {
         long openWarmupMark = timelineMark();
         confirmAll(sendOpenLoop(rate, settings.openLoopWarmupSeconds()), openWarmupMark, Duration.ofMinutes(10));
         System.out.printf("open loop: %.1f orders/s, %d s measured%n", rate, settings.openLoopSeconds());
+        long openMark = timelineMark();
         long openCommitsBefore = commits();
         long[] openWalBefore = wal();
         Map<String, Long> openCpuBefore = cpuTicks();
         Map<String, Long> jitBeforeOpen = compilerTicks();
         MachineTicks openMachineBefore = MachineTicks.read();
-        long openMark = timelineMark();
         long o0 = System.nanoTime();
         long busyBeforeOpen = busyAnswers.get();
         List<Sent> open = sendOpenLoop(rate, settings.openLoopSeconds());
@@ -148,7 +149,7 @@ final class SagaBenchmark {
         double openCpuSeconds = cpuSecondsByProcess(openCpuBefore, cpuTicks()).values().stream()
                 .mapToDouble(Double::doubleValue).sum();
         Map<String, Long> jitAfterOpen = compilerTicks();
-        Map<String, Double> openMachine = machineLoad(openMachineBefore, MachineTicks.read(), openCpuSeconds, openSeconds);
+        Map<String, Double> openMachine = machineLoad(openMachineBefore, MachineTicks.read(), openCpuSeconds);
         long openCommits = commits() - openCommitsBefore;
         Map<String, Double> openWalPerSaga = walPerSaga(openWalBefore, wal(), open.size());
         List<Double> latencies = new ArrayList<>();
@@ -748,7 +749,8 @@ final class SagaBenchmark {
      * The whole machine's CPU ticks (/proc/stat): busy is everything but idle, iowait and steal; steal is what the
      * hypervisor gave to other guests while this one wanted to run.
      */
-    private record MachineTicks(long busy, long steal, long total, long loadGenerator) {
+    /** The machine's CPU ticks so far, and when they were read: a phase's load is divided by the time between its two readings. */
+    private record MachineTicks(long busy, long steal, long total, long loadGenerator, long nanos) {
 
         static MachineTicks read() throws IOException {
             String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
@@ -759,7 +761,7 @@ final class SagaBenchmark {
             }
             long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
             long steal = Long.parseLong(f[8]);
-            return new MachineTicks(total - idle - steal, steal, total, ticksOf(Path.of("/proc/self/stat")));
+            return new MachineTicks(total - idle - steal, steal, total, ticksOf(Path.of("/proc/self/stat")), System.nanoTime());
         }
     }
 
@@ -768,8 +770,10 @@ final class SagaBenchmark {
      * cores), and anything else; and the share the hypervisor stole. Two runs' figures compare only when their
      * "anything else" and steal are alike: on the machines this was built on, runs varied as much as a change does.
      */
-    private static Map<String, Double> machineLoad(MachineTicks before, MachineTicks after, double stackCpuSeconds,
-                                                   double seconds) {
+    private static Map<String, Double> machineLoad(MachineTicks before, MachineTicks after, double stackCpuSeconds) {
+        // the ticks' own span, not the phase's: the readings around a phase take time of their own, and a short phase
+        // divided by its own seconds read more cores busy than the machine has
+        double seconds = (after.nanos() - before.nanos()) / 1e9;
         double busy = (after.busy() - before.busy()) / 100.0 / seconds;
         double stack = stackCpuSeconds / seconds;
         double loadGenerator = (after.loadGenerator() - before.loadGenerator()) / 100.0 / seconds;
