@@ -216,8 +216,8 @@ final class SagaBenchmark {
         while (sent < settings.warmupOrders()) {
             int round = Math.min(settings.warmupRound(), settings.warmupOrders() - sent);
             Map<String, Long> jitBefore = compilerTicks();
-            long t0 = System.nanoTime();
             long mark = timelineMark();
+            long t0 = System.nanoTime();
             confirmAll(sendClosedLoop(round), mark, Duration.ofMinutes(20));
             double seconds = (System.nanoTime() - t0) / 1e9;
             jitCores = jitSeconds(jitBefore, compilerTicks()).values().stream()
@@ -747,9 +747,9 @@ final class SagaBenchmark {
 
     /**
      * The whole machine's CPU ticks (/proc/stat): busy is everything but idle, iowait and steal; steal is what the
-     * hypervisor gave to other guests while this one wanted to run.
+     * hypervisor gave to other guests while this one wanted to run; and when they were read, since a phase's load is
+     * divided by the time between its two readings.
      */
-    /** The machine's CPU ticks so far, and when they were read: a phase's load is divided by the time between its two readings. */
     private record MachineTicks(long busy, long steal, long total, long loadGenerator, long nanos) {
 
         static MachineTicks read() throws IOException {
