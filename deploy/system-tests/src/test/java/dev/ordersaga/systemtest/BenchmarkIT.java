@@ -27,6 +27,7 @@ class BenchmarkIT {
                 Integer.getInteger("saga.bench.concurrency", 16),
                 Double.parseDouble(System.getProperty("saga.bench.open-loop-rate", "0")),
                 Integer.getInteger("saga.bench.open-loop-warmup-seconds", 2),
+                Integer.getInteger("saga.bench.open-loop-warmup-max-seconds", 4),
                 Integer.getInteger("saga.bench.open-loop-seconds", 5),
                 Integer.getInteger("saga.bench.pgbench-seconds", 3),
                 out);
@@ -41,6 +42,12 @@ class BenchmarkIT {
         assertThat(warmupOrders).isPositive().isLessThanOrEqualTo(settings.warmupOrders());
         if (warmupOrders < settings.warmupOrders()) {
             assertThat(figures.at("/services/warmupEndedQuiet").asBoolean()).isTrue();
+        }
+        // the open loop's unmeasured slices likewise, and at least one ran
+        int openWarmupSeconds = figures.at("/openLoop/warmupSeconds").asInt();
+        assertThat(openWarmupSeconds).isPositive().isLessThanOrEqualTo(settings.openLoopWarmupMaxSeconds());
+        if (openWarmupSeconds < settings.openLoopWarmupMaxSeconds()) {
+            assertThat(figures.at("/openLoop/warmupEndedQuiet").asBoolean()).isTrue();
         }
         assertThat(figures.at("/openLoop/postToConfirmedMillis/p99").isNumber()).isTrue();
         assertThat(figures.at("/commitToConsumerMillis/p50").isNumber()).isTrue();
