@@ -33,8 +33,8 @@ import java.util.List;
  * skipped and logged.
  *
  * <p>{@link #process} owns the transaction and tries again, in a new one, when it failed for a passing reason (a
- * lock conflict, a database restarting); what can never succeed ({@link NotRetryable}, a malformed message) is
- * parked on the service's dead-letter topic ({@link DeadLetters}).
+ * lock conflict, a database restarting, a row not visible yet); what can never succeed ({@link NotRetryable}, a
+ * malformed message, a row that stays invisible) is parked on the service's dead-letter topic ({@link DeadLetters}).
  *
  * <p>{@link #processAll} applies what one poll returned in a single transaction: one commit (one WAL flush) and one
  * round of transaction overhead for the lot instead of one per event, which is what lets a consumer keep up under
@@ -61,6 +61,13 @@ public class IncomingEvents {
     /** About a minute with the default back-off: long enough for a database restart or fail-over. */
     @ConfigProperty(name = "eventing.consumer.max-attempts", defaultValue = "20")
     int maxAttempts;
+
+    /**
+     * Attempts on an event about a row the database does not show ({@link NotVisibleYetException}) before it is
+     * parked: with the default back-off, 3 s for a window that lasts while a committing session waits for the CPU.
+     */
+    @ConfigProperty(name = "eventing.consumer.not-visible-attempts", defaultValue = "6")
+    int notVisibleAttempts;
 
     @ConfigProperty(name = "eventing.consumer.retry-backoff", defaultValue = "PT0.1S")
     Duration firstBackoff;
@@ -94,6 +101,14 @@ public class IncomingEvents {
                 if (stopping) {
                     LOG.infof("Shutting down: a message of %s is left for redelivery (%s)", record.topic(), e.toString());
                     throw e;
+                }
+                Throwable unseen = causeOfType(e, NotVisibleYetException.class);
+                if (unseen != null && attempt >= notVisibleAttempts) {
+                    LOG.errorf("Parking a message of %s (partition %d, offset %d) on %s after %d attempts: %s",
+                            record.topic(), record.partition(), record.offset(), deadLetters.topic(), attempt,
+                            unseen.getMessage());
+                    deadLetters.park(record, unseen);
+                    return;
                 }
                 if (attempt >= maxAttempts) {
                     LOG.errorf(e, "ALERT consumer of %s gave up after %d attempts; the channel stops and the message "
@@ -184,6 +199,15 @@ public class IncomingEvents {
 
     void onStop(@Observes ShutdownEvent event) {
         stopping = true;
+    }
+
+    private static Throwable causeOfType(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (type.isInstance(t)) {
+                return t;
+            }
+        }
+        return null;
     }
 
     private static Throwable permanentCause(Throwable e) {

@@ -2,6 +2,7 @@ package dev.ordersaga.order.application;
 
 import dev.ordersaga.events.Ids;
 import dev.ordersaga.eventing.InboxClaim;
+import dev.ordersaga.eventing.NotVisibleYetException;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
@@ -137,8 +138,9 @@ public class OrderService {
 
     /**
      * Applies a fact of another service to its order, unless its inbox claim, sent with the order's locked read,
-     * finds it applied before. The event is noted in the timeline in any case; an event for an order this service
-     * does not have (not one of its sagas) is skipped.
+     * finds it applied before. The event is noted in the timeline in any case.
+     *
+     * @throws NotVisibleYetException if the order does not show: retried, and parked if it never does
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public void apply(EventEnvelope<?> event, InboxClaim claim, Function<Order, Optional<OrderEvent>> fact) {
@@ -149,8 +151,10 @@ public class OrderService {
         SagaEventRecord record = new SagaEventRecord(event.eventId(), event.orderId(), event.type(),
                 producerOf(event.topic()), event.occurredAt(), event.correlationId(), event.causationId());
         if (found.isEmpty()) {
-            LOG.infof("%s for unknown order %s skipped", event.type(), event.orderId());
-            return;
+            // every fact answers an order this service placed; not finding it means its POST's commit is streamed
+            // but not visible yet, or the order was never here: skipped, the saga would stop for good
+            throw new NotVisibleYetException(event.type() + " for order " + event.orderId()
+                    + ", which this service does not show (not visible yet, or never placed here)");
         }
         Order order = found.get();
         Order.Progress progress = order.progress();
