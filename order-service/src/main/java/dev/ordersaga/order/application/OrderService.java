@@ -25,6 +25,8 @@ import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 import org.jboss.logging.Logger;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -38,6 +40,9 @@ import java.util.function.Function;
 public class OrderService {
 
     private static final Logger LOG = Logger.getLogger(OrderService.class);
+
+    /** How long after its id was made an order that does not show may still be becoming visible ({@link #placedLately}). */
+    private static final Duration PLACED_LATELY = Duration.ofMinutes(1);
 
     @Inject
     OrderRepository orders;
@@ -138,9 +143,10 @@ public class OrderService {
 
     /**
      * Applies a fact of another service to its order, unless its inbox claim, sent with the order's locked read,
-     * finds it applied before. The event is noted in the timeline in any case.
+     * finds it applied before. The event is noted in the timeline in any case; one for an order this service did not
+     * place (not one of its sagas) is skipped.
      *
-     * @throws NotVisibleYetException if the order does not show: retried, and parked if it never does
+     * @throws NotVisibleYetException if an order placed moments ago does not show: retried, parked if it never does
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public void apply(EventEnvelope<?> event, InboxClaim claim, Function<Order, Optional<OrderEvent>> fact) {
@@ -151,10 +157,13 @@ public class OrderService {
         SagaEventRecord record = new SagaEventRecord(event.eventId(), event.orderId(), event.type(),
                 producerOf(event.topic()), event.occurredAt(), event.correlationId(), event.causationId());
         if (found.isEmpty()) {
-            // every fact answers an order this service placed; not finding it means its POST's commit is streamed
-            // but not visible yet, or the order was never here: skipped, the saga would stop for good
-            throw new NotVisibleYetException(event.type() + " for order " + event.orderId()
-                    + ", which this service does not show (not visible yet, or never placed here)");
+            if (placedLately(event.orderId(), Instant.now())) {
+                // its POST's commit may be streamed and not yet visible: skipped, the saga would stop for good
+                throw new NotVisibleYetException(event.type() + " for order " + event.orderId()
+                        + ", placed moments ago, which this service does not show (yet)");
+            }
+            LOG.infof("%s for unknown order %s skipped: not one this service placed", event.type(), event.orderId());
+            return;
         }
         Order order = found.get();
         Order.Progress progress = order.progress();
@@ -175,6 +184,21 @@ public class OrderService {
         if (order.status() != before) {
             LOG.infof("Order %s: %s -> %s on %s", order.id(), before, order.status(), event.type());
         }
+    }
+
+    /**
+     * Whether an order this service does not show may be one it placed moments ago, whose POST's commit logical
+     * decoding streamed before the POST's session made it visible: order ids tell when they were made (version 7).
+     * The window lasts while that session waits for the CPU; a minute either way leaves room for replicas' clocks.
+     * An older id, or one of another kind, is not an order this service placed lately: however late its fact comes,
+     * a commit of the order would have shown by then.
+     */
+    static boolean placedLately(UUID orderId, Instant now) {
+        if (orderId.version() != 7) {
+            return false;
+        }
+        long age = now.toEpochMilli() - Ids.unixMillisOf(orderId);
+        return Math.abs(age) < PLACED_LATELY.toMillis();
     }
 
     /** The locked read left the items unread; the answer to a command shows them. */
