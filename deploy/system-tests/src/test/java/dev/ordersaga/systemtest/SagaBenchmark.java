@@ -66,12 +66,11 @@ final class SagaBenchmark {
                     int pgbenchSeconds, Path outDir) {
     }
 
-    /** How the warm-up ended: the orders it sent, in how many rounds, and the JIT's share of the machine in the last. */
-    private record Warmup(int orders, int rounds, double lastRoundJitCores, boolean quiet) {
-    }
-
-    /** How the open loop's unmeasured slices ended: seconds run, slices, and the JIT's share of the machine in the last. */
-    private record OpenLoopWarmup(int seconds, int slices, double lastSliceJitCores, boolean quiet) {
+    /**
+     * How a warm-up ended: the load it sent (orders, or seconds of the open loop), in how many steps, and the JIT's
+     * share of the machine in the last.
+     */
+    private record Warmup(int sent, int steps, double lastStepJitCores, boolean quiet) {
     }
 
     private static final List<String> DATABASES = List.of("order_db", "inventory_db", "payment_db", "shipping_db");
@@ -134,7 +133,7 @@ final class SagaBenchmark {
         // the same figures for the open loop: there a poll carries about one event, so every cost paid per poll,
         // transaction and publish is paid per event; these say how much that costs against saturation's batches
         double rate = settings.openLoopRate() > 0 ? settings.openLoopRate() : Math.max(1, throughput / 2);
-        OpenLoopWarmup openWarmup = warmUpOpenLoop(rate);
+        Warmup openWarmup = warmUpOpenLoop(rate);
         System.out.printf("open loop: %.1f orders/s, %d s measured%n", rate, settings.openLoopSeconds());
         long openMark = timelineMark();
         long openCommitsBefore = commits();
@@ -170,13 +169,13 @@ final class SagaBenchmark {
         r.put("postgresDurable", durable());
         r.put("unfinishedOrdersAtStart", unfinishedAtStart);
         r.put("services", Map.of("jvmOptions", System.getProperty("saga.service.jvm-options", ""),
-                "warmupOrders", warmup.orders(), "warmupRounds", warmup.rounds(),
-                "warmupLastRoundJitCores", round(warmup.lastRoundJitCores()), "warmupEndedQuiet", warmup.quiet()));
+                "warmupOrders", warmup.sent(), "warmupRounds", warmup.steps(),
+                "warmupLastRoundJitCores", round(warmup.lastStepJitCores()), "warmupEndedQuiet", warmup.quiet()));
         r.put("saturation", Map.of("orders", saturation.size(), "concurrency", settings.concurrency(),
                 "seconds", round(seconds), "confirmedSagasPerSecond", round(throughput)));
         r.put("openLoop", Map.ofEntries(Map.entry("ratePerSecond", round(rate)),
-                Map.entry("warmupSeconds", openWarmup.seconds()), Map.entry("warmupSlices", openWarmup.slices()),
-                Map.entry("warmupLastSliceJitCores", round(openWarmup.lastSliceJitCores())),
+                Map.entry("warmupSeconds", openWarmup.sent()), Map.entry("warmupSlices", openWarmup.steps()),
+                Map.entry("warmupLastSliceJitCores", round(openWarmup.lastStepJitCores())),
                 Map.entry("warmupEndedQuiet", openWarmup.quiet()),
                 Map.entry("seconds", settings.openLoopSeconds()), Map.entry("orders", open.size()),
                 Map.entry("postToConfirmedMillis", percentiles(latencies)),
@@ -215,27 +214,9 @@ final class SagaBenchmark {
      * orders on the benchmark machine), and a fixed warm-up either wasted minutes or measured the compiler.
      */
     private Warmup warmUp() throws Exception {
-        int sent = 0;
-        int rounds = 0;
-        double jitCores = Double.NaN;
-        while (sent < settings.warmupOrders()) {
-            int round = Math.min(settings.warmupRound(), settings.warmupOrders() - sent);
-            Map<String, Long> jitBefore = compilerTicks();
-            long mark = timelineMark();
-            long t0 = System.nanoTime();
-            confirmAll(sendClosedLoop(round), mark, Duration.ofMinutes(20));
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            jitCores = jitSeconds(jitBefore, compilerTicks()).values().stream()
-                    .mapToDouble(Double::doubleValue).sum() / seconds;
-            sent += round;
-            rounds++;
-            System.out.printf("warm-up round %d: %d orders in %.1f s, JIT compilers %.2f cores%n", rounds, round,
-                    seconds, jitCores);
-            if (jitCores < settings.warmupQuietCores()) {
-                return new Warmup(sent, rounds, jitCores, true);
-            }
-        }
-        return new Warmup(sent, rounds, jitCores, false);
+        return untilJitQuiet(settings.warmupOrders(), settings.warmupRound(), Duration.ofMinutes(20),
+                this::sendClosedLoop, (step, orders, seconds, jit) -> System.out.printf(
+                        "warm-up round %d: %d orders in %.1f s, JIT compilers %.2f cores%n", step, orders, seconds, jit));
     }
 
     /**
@@ -245,29 +226,53 @@ final class SagaBenchmark {
      * had the compilers at 0.17 of a core (5.7 CPU seconds in 30 s), on a machine 1.84 of whose 2 cores were busy: the
      * tail measured the compiler. A service in production is warm on this path too.
      *
+     * @return as {@link #warmUp}, in seconds run and slices
      */
-    private OpenLoopWarmup warmUpOpenLoop(double rate) throws Exception {
-        int seconds = 0;
-        int slices = 0;
+    private Warmup warmUpOpenLoop(double rate) throws Exception {
+        return untilJitQuiet(settings.openLoopWarmupMaxSeconds(), settings.openLoopWarmupSeconds(), Duration.ofMinutes(10),
+                seconds -> sendOpenLoop(rate, seconds), (step, seconds, took, jit) -> System.out.printf(
+                        "open loop: %.1f orders/s, unmeasured slice %d of %d s, JIT compilers %.2f cores%n",
+                        rate, step, seconds, jit));
+    }
+
+    /** Sends a step of load: so many orders, or orders for so many seconds. */
+    @FunctionalInterface
+    private interface LoadStep {
+        List<Sent> send(int size) throws Exception;
+    }
+
+    /** Tells a person watching how a step went. */
+    @FunctionalInterface
+    private interface StepReport {
+        void report(int step, int size, double seconds, double jitCores);
+    }
+
+    /**
+     * Sends steps of load of {@code step} each, every one confirmed before the next, until a step in which the stack's
+     * JIT compilers used less than {@link Settings#warmupQuietCores()}, or {@code budget} in all.
+     */
+    private Warmup untilJitQuiet(int budget, int step, Duration confirmWithin, LoadStep load, StepReport report)
+            throws Exception {
+        int spent = 0;
+        int steps = 0;
         double jitCores = Double.NaN;
-        while (seconds < settings.openLoopWarmupMaxSeconds()) {
-            int slice = Math.min(settings.openLoopWarmupSeconds(), settings.openLoopWarmupMaxSeconds() - seconds);
+        while (spent < budget) {
+            int size = Math.min(step, budget - spent);
             Map<String, Long> jitBefore = compilerTicks();
             long mark = timelineMark();
             long t0 = System.nanoTime();
-            confirmAll(sendOpenLoop(rate, slice), mark, Duration.ofMinutes(10));
-            double took = (System.nanoTime() - t0) / 1e9;
+            confirmAll(load.send(size), mark, confirmWithin);
+            double seconds = (System.nanoTime() - t0) / 1e9;
             jitCores = jitSeconds(jitBefore, compilerTicks()).values().stream()
-                    .mapToDouble(Double::doubleValue).sum() / took;
-            seconds += slice;
-            slices++;
-            System.out.printf("open loop: %.1f orders/s, unmeasured slice %d of %d s, JIT compilers %.2f cores%n",
-                    rate, slices, slice, jitCores);
+                    .mapToDouble(Double::doubleValue).sum() / seconds;
+            spent += size;
+            steps++;
+            report.report(steps, size, seconds, jitCores);
             if (jitCores < settings.warmupQuietCores()) {
-                return new OpenLoopWarmup(seconds, slices, jitCores, true);
+                return new Warmup(spent, steps, jitCores, true);
             }
         }
-        return new OpenLoopWarmup(seconds, slices, jitCores, false);
+        return new Warmup(spent, steps, jitCores, false);
     }
 
     private record Sent(UUID orderId, Instant sentAt) {
