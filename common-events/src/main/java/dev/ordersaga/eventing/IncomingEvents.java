@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * The one way a consumer applies an event: decode, pass over a kind it has no handler for, open the saga's
@@ -91,7 +92,8 @@ public class IncomingEvents {
                 QuarkusTransaction.requiringNew().run(() -> apply(record.topic(), record.value(), handlers));
                 return;
             } catch (RuntimeException e) {
-                Throwable permanent = permanentCause(e);
+                Throwable permanent = causeMatching(e,
+                        t -> t instanceof NotRetryable || t instanceof MalformedEventException);
                 if (permanent != null) {
                     LOG.errorf("Parking a message of %s (partition %d, offset %d) on %s: %s", record.topic(),
                             record.partition(), record.offset(), deadLetters.topic(), permanent.getMessage());
@@ -102,7 +104,7 @@ public class IncomingEvents {
                     LOG.infof("Shutting down: a message of %s is left for redelivery (%s)", record.topic(), e.toString());
                     throw e;
                 }
-                Throwable unseen = causeOfType(e, NotVisibleYetException.class);
+                Throwable unseen = causeMatching(e, NotVisibleYetException.class::isInstance);
                 if (unseen != null && attempt >= notVisibleAttempts) {
                     LOG.errorf("Parking a message of %s (partition %d, offset %d) on %s after %d attempts: %s",
                             record.topic(), record.partition(), record.offset(), deadLetters.topic(), attempt,
@@ -201,18 +203,10 @@ public class IncomingEvents {
         stopping = true;
     }
 
-    private static Throwable causeOfType(Throwable e, Class<? extends Throwable> type) {
+    /** The first of {@code e} and its causes that {@code test} accepts, or null. */
+    private static Throwable causeMatching(Throwable e, Predicate<Throwable> test) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (type.isInstance(t)) {
-                return t;
-            }
-        }
-        return null;
-    }
-
-    private static Throwable permanentCause(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof NotRetryable || t instanceof MalformedEventException) {
+            if (test.test(t)) {
                 return t;
             }
         }

@@ -27,7 +27,8 @@ public final class Ids {
         return timeOrdered(System.currentTimeMillis());
     }
 
-    static UUID timeOrdered(long unixMillis) {
+    /** A {@link #timeOrdered()} id as made at the given millisecond (for ids of a known age). */
+    public static UUID timeOrdered(long unixMillis) {
         UUID random = UUID.randomUUID(); // its variant bits are the ones version 7 wants, and they stay
         long msb = (unixMillis << 16) | VERSION_7 | (random.getMostSignificantBits() & 0x0FFFL);
         return new UUID(msb, random.getLeastSignificantBits());

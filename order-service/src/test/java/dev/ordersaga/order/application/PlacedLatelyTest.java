@@ -28,12 +28,7 @@ class PlacedLatelyTest {
         assertThat(OrderService.placedLately(UUID.randomUUID(), NOW)).isFalse();
     }
 
-    /** A version 7 id as {@link Ids#timeOrdered()} makes it, for the given millisecond. */
     private static UUID madeAt(Instant at) {
-        UUID id = Ids.timeOrdered();
-        long msb = (at.toEpochMilli() << 16) | (id.getMostSignificantBits() & 0xFFFFL);
-        UUID made = new UUID(msb, id.getLeastSignificantBits());
-        assertThat(Ids.unixMillisOf(made)).isEqualTo(at.toEpochMilli());
-        return made;
+        return Ids.timeOrdered(at.toEpochMilli());
     }
 }

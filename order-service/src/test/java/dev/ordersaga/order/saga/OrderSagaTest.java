@@ -43,6 +43,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import java.util.stream.DoubleStream;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -249,10 +250,15 @@ class OrderSagaTest {
     }
 
     private static double gauge(String name) {
+        return metricValues(name, "").findFirst().orElseThrow(() -> new AssertionError(name + " is not among the metrics"));
+    }
+
+    /** The values of every series of the named metric whose labels contain {@code labels}. */
+    private static DoubleStream metricValues(String name, String labels) {
         String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
-        return metrics.lines().filter(line -> line.startsWith(name + " ") || line.startsWith(name + "{"))
-                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
-                .findFirst().orElseThrow(() -> new AssertionError(name + " is not among the metrics"));
+        return metrics.lines().filter(line -> (line.startsWith(name + " ") || line.startsWith(name + "{"))
+                        && line.contains(labels))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)));
     }
 
     @Test
@@ -358,11 +364,7 @@ class OrderSagaTest {
     }
 
     private static double consumerRetries(String topic) {
-        String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
-        return metrics.lines().filter(line -> line.startsWith("saga_consumer_retries_total{")
-                        && line.contains("topic=\"" + topic + "\""))
-                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
-                .sum();
+        return metricValues("saga_consumer_retries_total", "topic=\"" + topic + "\"").sum();
     }
 
     // --- fixtures
