@@ -2,6 +2,7 @@ package dev.ordersaga.inventory;
 
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.OrderLine;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.Orders;
 
 import javax.sql.DataSource;
@@ -85,7 +86,7 @@ public final class InventoryRows {
     }
 
     public boolean inboxHas(UUID eventId) throws SQLException {
-        return count("SELECT count(*) FROM inbox WHERE event_id = ?", eventId) == 1;
+        return Inboxes.claimed(dataSource, eventId);
     }
 
     private String string(String sql, UUID id) throws SQLException {

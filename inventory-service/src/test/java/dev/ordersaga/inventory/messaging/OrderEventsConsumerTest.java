@@ -1,6 +1,7 @@
 package dev.ordersaga.inventory.messaging;
 
 import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelled;
 import dev.ordersaga.events.OrderConfirmed;
@@ -73,8 +74,8 @@ class OrderEventsConsumerTest {
         // same key, same partition, applied in order: once the marker is in the inbox, the duplicate was handled
         producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(marker));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> inboxHas(marker.eventId()));
-        assertThat(inboxHas(created.eventId())).isTrue();
+        await().atMost(Duration.ofSeconds(30)).until(() -> Inboxes.claimed(dataSource, marker.eventId()));
+        assertThat(Inboxes.claimed(dataSource, created.eventId())).isTrue();
         assertThat(sightings(orderId)).as("effects of OrderCreated delivered twice").isEqualTo(1);
         assertThat(duplicates() - duplicatesBefore).isEqualTo(1.0);
     }
@@ -104,7 +105,7 @@ class OrderEventsConsumerTest {
         try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ)) {
             producer.send(Topics.ORDER_EVENTS, orderId.toString(), fromTheFuture);
             producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(next));
-            await().atMost(Duration.ofSeconds(30)).until(() -> inboxHas(next.eventId()));
+            await().atMost(Duration.ofSeconds(30)).until(() -> Inboxes.claimed(dataSource, next.eventId()));
             assertThat(sightings(orderId)).isEqualTo(1);
             assertThat(dlq.matching(r -> orderId.toString().equals(r.key()))).as("not parked").isEmpty();
         }
@@ -157,8 +158,8 @@ class OrderEventsConsumerTest {
 
         consumer.consume(poll(record(orderId, EventCodec.encode(cancelled)), record(orderId, EventCodec.encode(created))));
 
-        assertThat(inboxHas(created.eventId())).isTrue();
-        assertThat(inboxHas(cancelled.eventId())).as("OrderCancelled asks nothing of inventory").isFalse();
+        assertThat(Inboxes.claimed(dataSource, created.eventId())).isTrue();
+        assertThat(Inboxes.claimed(dataSource, cancelled.eventId())).as("OrderCancelled asks nothing of inventory").isFalse();
     }
 
     private static long offset = 1_000_000;
@@ -184,9 +185,6 @@ class OrderEventsConsumerTest {
         return meters.find("saga.inbox.duplicates").counters().stream().mapToDouble(c -> c.count()).sum();
     }
 
-    private boolean inboxHas(UUID eventId) throws SQLException {
-        return count("SELECT count(*) FROM inbox WHERE event_id = ?", eventId) == 1;
-    }
 
     private long sightings(UUID orderId) throws SQLException {
         return count("SELECT count(*) FROM order_sighting WHERE order_id = ?", orderId);

@@ -1,6 +1,7 @@
 package dev.ordersaga.order.saga;
 
 import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.Ids;
@@ -36,9 +37,6 @@ import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
 import java.math.BigDecimal;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -337,7 +335,7 @@ class OrderSagaTest {
                 && r.value().contains(fact.eventId().toString()), Duration.ofSeconds(60));
         assertThat(parked.header("dead-letter-reason")).contains("does not show");
         // its claim rolled back with each attempt: replayed once the order exists, it would be applied
-        assertThat(claimed(fact.eventId())).isFalse();
+        assertThat(Inboxes.claimed(dataSource, fact.eventId())).isFalse();
         given().get("/orders/{id}", stranger.id()).then().statusCode(404);
     }
 
@@ -347,21 +345,12 @@ class OrderSagaTest {
         // visible, so the fact is claimed and passed over at once rather than held up for the retries above
         Placed stranger = new Placed(UUID.randomUUID(), "saga-" + UUID.randomUUID(), UUID.randomUUID());
         EventEnvelope<?> fact = publish(stranger, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
-        await().atMost(Duration.ofSeconds(30)).until(() -> claimed(fact.eventId()));
+        await().atMost(Duration.ofSeconds(30)).until(() -> Inboxes.claimed(dataSource, fact.eventId()));
         assertThat(orderEvents.matching(r -> Topics.ORDER_DLQ.equals(r.record().topic())
                 && r.value().contains(fact.eventId().toString()))).isEmpty();
         given().get("/orders/{id}", stranger.id()).then().statusCode(404);
     }
 
-    private boolean claimed(UUID eventId) throws Exception {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement claimed = c.prepareStatement("SELECT count(*) FROM inbox WHERE event_id = ?")) {
-            claimed.setObject(1, eventId);
-            try (ResultSet rows = claimed.executeQuery()) {
-                return rows.next() && rows.getLong(1) > 0;
-            }
-        }
-    }
 
     private static double consumerRetries(String topic) {
         return metricValues("saga_consumer_retries_total", "topic=\"" + topic + "\"").sum();

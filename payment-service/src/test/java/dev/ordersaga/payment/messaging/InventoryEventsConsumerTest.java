@@ -1,6 +1,7 @@
 package dev.ordersaga.payment.messaging;
 
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.events.Topics;
@@ -21,10 +22,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.UUID;
 
@@ -76,7 +73,7 @@ class InventoryEventsConsumerTest {
         // same partition, applied in order: once the repeat is counted as a duplicate it was skipped
         await().atMost(PATIENCE).until(() -> duplicates() > duplicatesBefore);
 
-        assertThat(inboxRows(reserved.eventId())).isEqualTo(1);
+        assertThat(Inboxes.rows(dataSource, reserved.eventId())).isEqualTo(1);
         assertThat(ProviderLedger.of(providerUrl, saga.orderId()).charges()).hasSize(1);
         assertThat(saga.published(PaymentSucceeded.class)).hasSize(1);
     }
@@ -86,14 +83,4 @@ class InventoryEventsConsumerTest {
         return counter == null ? 0 : counter.count();
     }
 
-    private long inboxRows(UUID eventId) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM inbox WHERE event_id = ?")) {
-            ps.setObject(1, eventId);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
-    }
 }

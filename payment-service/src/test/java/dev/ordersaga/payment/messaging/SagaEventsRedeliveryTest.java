@@ -1,6 +1,7 @@
 package dev.ordersaga.payment.messaging;
 
 import dev.ordersaga.eventing.IncomingEvents;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.payment.domain.Payment;
@@ -97,7 +98,7 @@ class SagaEventsRedeliveryTest {
             for (EventEnvelope<?> event : new EventEnvelope<?>[]{created, cancelling, reserved}) {
                 assertThat(log.containing("Duplicate " + event.type() + " " + event.eventId()))
                         .as("the repeat of %s is skipped as a duplicate", event.type()).hasSize(1);
-                assertThat(inboxRows(event.eventId())).isEqualTo(1);
+                assertThat(Inboxes.rows(dataSource, event.eventId())).isEqualTo(1);
             }
         }
     }
@@ -136,16 +137,4 @@ class SagaEventsRedeliveryTest {
         return QuarkusTransaction.requiringNew().call(() -> payments.findByOrderId(orderId)).orElseThrow();
     }
 
-    private long inboxRows(UUID eventId) {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM inbox WHERE event_id = ?")) {
-            ps.setObject(1, eventId);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 }

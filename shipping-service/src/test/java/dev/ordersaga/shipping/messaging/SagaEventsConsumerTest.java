@@ -1,6 +1,7 @@
 package dev.ordersaga.shipping.messaging;
 
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventCodec;
@@ -26,9 +27,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -113,7 +111,7 @@ class SagaEventsConsumerTest {
         assertThat(notOnHold.progress()).as("a retry of a cancelled shipment is skipped").isEqualTo(addressed.progress());
 
         for (EventEnvelope<?> event : List.of(paid, cancelling, created, retry)) {
-            assertThat(inboxRows(event.eventId())).as(event.type()).isEqualTo(1);
+            assertThat(Inboxes.rows(dataSource, event.eventId())).as(event.type()).isEqualTo(1);
         }
         // the relay publishes in commit order: had a second delivery published anything, it would come before this
         QuarkusTransaction.requiringNew().run(() -> {
@@ -158,14 +156,4 @@ class SagaEventsConsumerTest {
         return shipping.find(orderId).orElseThrow();
     }
 
-    private long inboxRows(UUID eventId) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM inbox WHERE event_id = ?")) {
-            ps.setObject(1, eventId);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
-    }
 }

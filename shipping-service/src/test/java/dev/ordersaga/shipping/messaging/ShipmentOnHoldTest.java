@@ -1,6 +1,7 @@
 package dev.ordersaga.shipping.messaging;
 
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.ShipmentCreated;
 import dev.ordersaga.events.ShipmentOnHold;
 import dev.ordersaga.events.ShipmentRetryRequested;
@@ -126,23 +127,14 @@ class ShipmentOnHoldTest {
         EventEnvelope<ShipmentRetryRequested> retry = saga.send(retryRequested());
         EventEnvelope<ShipmentRetryRequested> unknownOrder = events.saga().send(retryRequested());
 
-        await().atMost(WAIT).until(() -> inboxHas(retry.eventId()) && inboxHas(unknownOrder.eventId()));
+        await().atMost(WAIT).until(() -> Inboxes.claimed(dataSource, retry.eventId())
+                && Inboxes.claimed(dataSource, unknownOrder.eventId()));
         await().during(Duration.ofMillis(1000)).atMost(Duration.ofSeconds(5))
                 .until(() -> published.typesOf(saga.orderId()).equals(List.of("ShipmentCreated")));
         assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CREATED);
         assertThat(carrier().shipmentsOf(saga.orderId())).hasSize(1);
     }
 
-    private boolean inboxHas(UUID eventId) throws Exception {
-        try (var c = dataSource.getConnection();
-             var ps = c.prepareStatement("SELECT count(*) FROM inbox WHERE event_id = ?")) {
-            ps.setObject(1, eventId);
-            try (var rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1) == 1;
-            }
-        }
-    }
 
     private CarrierSandboxApi carrier() {
         return new CarrierSandboxApi(carrierUrl);

@@ -1,6 +1,7 @@
 package dev.ordersaga.shipping.messaging;
 
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.ShipmentCancelled;
@@ -27,10 +28,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -188,7 +185,7 @@ class ShippingSagaTest {
         published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
 
         EventEnvelope<PaymentSucceeded> latePayment = saga.send(paymentSucceeded());
-        await().atMost(WAIT).until(() -> inboxHas(latePayment.eventId()));
+        await().atMost(WAIT).until(() -> Inboxes.claimed(dataSource, latePayment.eventId()));
 
         Shipment shipment = row(saga.orderId());
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
@@ -208,7 +205,7 @@ class ShippingSagaTest {
         EventEnvelope<PaymentSucceeded> again = saga.send(paid.payload());
 
         published.await(saga.orderId(), ShipmentCreated.class, WAIT);
-        await().atMost(WAIT).until(() -> inboxHas(again.eventId()));
+        await().atMost(WAIT).until(() -> Inboxes.claimed(dataSource, again.eventId()));
 
         await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5))
                 .until(() -> published.of(saga.orderId(), ShipmentCreated.class).size() == 1);
@@ -287,14 +284,4 @@ class ShippingSagaTest {
         return shipping.find(orderId).orElseThrow();
     }
 
-    private boolean inboxHas(UUID eventId) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM inbox WHERE event_id = ?")) {
-            ps.setObject(1, eventId);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1) == 1;
-            }
-        }
-    }
 }
