@@ -56,6 +56,12 @@ class BenchmarkIT {
         assertThat(figures.at("/walPerSaga/kiB").asDouble()).isPositive();
         assertThat(figures.at("/openLoop/cpuSecondsPerSaga").asDouble()).isPositive();
         assertThat(figures.at("/physicalLimit/sagasPerSecond").asDouble()).isPositive();
+        // the CPU behind the ratio: pgbench's steps and a saga both cost some, and the services are a part of a saga's
+        assertThat(figures.at("/physicalLimit/pgbenchCpuMillisPerStep").asDouble()).isPositive();
+        double sagaCpu = figures.at("/physicalLimit/machineCpuMillisPerSaga").asDouble();
+        assertThat(figures.at("/physicalLimit/servicesCpuMillisPerSaga").asDouble()).isPositive().isLessThan(sagaCpu);
+        assertThat(figures.at("/physicalLimit/ratioIfServicesTookNoCpu").asDouble())
+                .isGreaterThan(figures.at("/physicalLimit/ourRatio").asDouble());
         // every service sent statements during saturation: at least an inbox claim and a commit per saga
         for (String service : new String[]{"order", "inventory", "payment", "shipping"}) {
             assertThat(figures.at("/statementsPerSaga/" + service + "/statements").asDouble()).as(service)

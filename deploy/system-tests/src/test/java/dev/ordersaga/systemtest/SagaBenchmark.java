@@ -70,6 +70,13 @@ final class SagaBenchmark {
      * How a warm-up ended: the load it sent (orders, or seconds of the open loop), in how many steps, and the JIT's
      * share of the machine in the last.
      */
+    /**
+     * pgbench's step transactions a second, and the machine's CPU each took: everything busy while it ran, less what
+     * the idle stack's services, Kafka and sandboxes took meanwhile (PostgreSQL's own processes and pgbench stay in).
+     */
+    private record Pgbench(double tps, double cpuMillisPerStep) {
+    }
+
     private record Warmup(int sent, int steps, double lastStepJitCores, boolean quiet) {
     }
 
@@ -160,8 +167,14 @@ final class SagaBenchmark {
         List<Double> relayLatencies = commitToConsumer(open);
 
         double commitsPerSaga = (double) commitsPerSagaTotal / saturation.size();
-        double pgbenchTps = pgbench();
-        double limit = pgbenchTps / commitsPerSaga;
+        Pgbench pgbench = pgbench();
+        double limit = pgbench.tps() / commitsPerSaga;
+        // the ratio is the CPU of commitsPerSaga pgbench steps over the CPU of a saga, as long as both phases keep
+        // the machine busy; the stack's CPU with the services' taken out says how far any service code could take it
+        double sagaCpuMillis = (machineAfter.busy() - machineBefore.busy()) * 10.0 / saturation.size();
+        double servicesCpuMillis = cpuByProcess.entrySet().stream().filter(e -> e.getKey().endsWith("-service"))
+                .mapToDouble(Map.Entry::getValue).sum() * 1000 / saturation.size();
+        double stepsCpuMillis = pgbench.cpuMillisPerStep() * commitsPerSaga;
 
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("machine", Map.of("cores", Runtime.getRuntime().availableProcessors(), "memoryGiB", memoryGiB(),
@@ -199,8 +212,16 @@ final class SagaBenchmark {
         r.put("jitCompilerCpuSeconds", jit);
         r.put("peakMemoryMiB", peakMemory());
         r.put("machineLoad", Map.of("saturation", saturationMachine, "openLoop", openMachine));
-        r.put("physicalLimit", Map.of("pgbenchStepTps", round(pgbenchTps),
-                "sagasPerSecond", round(limit), "ourRatio", round(throughput / limit)));
+        Map<String, Object> physicalLimit = new LinkedHashMap<>();
+        physicalLimit.put("pgbenchStepTps", round(pgbench.tps()));
+        physicalLimit.put("sagasPerSecond", round(limit));
+        physicalLimit.put("ourRatio", round(throughput / limit));
+        physicalLimit.put("pgbenchCpuMillisPerStep", round(pgbench.cpuMillisPerStep()));
+        physicalLimit.put("stepsCpuMillisPerSaga", round(stepsCpuMillis));
+        physicalLimit.put("machineCpuMillisPerSaga", round(sagaCpuMillis));
+        physicalLimit.put("servicesCpuMillisPerSaga", round(servicesCpuMillis));
+        physicalLimit.put("ratioIfServicesTookNoCpu", round(stepsCpuMillis / Math.max(0.001, sagaCpuMillis - servicesCpuMillis)));
+        r.put("physicalLimit", physicalLimit);
         write(r, latencies);
         return r;
     }
@@ -876,7 +897,7 @@ final class SagaBenchmark {
     // --- the physical limit
 
     /** pgbench on the same PostgreSQL: one saga step's transaction (inbox insert, state update, outbox insert). */
-    private double pgbench() throws Exception {
+    private Pgbench pgbench() throws Exception {
         try (Connection c = TestStack.connect("postgres"); Statement st = c.createStatement()) {
             try (ResultSet rs = st.executeQuery("SELECT 1 FROM pg_database WHERE datname = 'saga_bench'")) {
                 if (!rs.next()) {
@@ -912,13 +933,24 @@ final class SagaBenchmark {
                 "-p", Integer.toString(TestStack.postgresPort()), "-U", TestStack.endpoints().adminUser(), "saga_bench")
                 .redirectErrorStream(true);
         pb.environment().put("PGPASSWORD", TestStack.endpoints().adminPassword());
+        Map<String, Long> stackBefore = cpuTicks();
+        MachineTicks before = MachineTicks.read();
         Process p = pb.start();
         p.getOutputStream().close();
         String out = new String(p.getInputStream().readAllBytes());
         p.waitFor(5, TimeUnit.MINUTES);
+        MachineTicks after = MachineTicks.read();
+        double idleStackSeconds = cpuSecondsByProcess(stackBefore, cpuTicks()).entrySet().stream()
+                .filter(e -> !e.getKey().startsWith("postgres")).mapToDouble(Map.Entry::getValue).sum();
+        double cpuSeconds = (after.busy() - before.busy()) / 100.0 - idleStackSeconds;
+        long transactions = 0;
         for (String line : out.split("\n")) {
-            if (line.startsWith("tps = ")) {
-                return Double.parseDouble(line.replaceAll("tps = ([0-9.]+).*", "$1"));
+            if (line.startsWith("number of transactions actually processed: ")) {
+                transactions = Long.parseLong(line.replaceAll("\\D", ""));
+            }
+            if (line.startsWith("tps = ") && transactions > 0) {
+                return new Pgbench(Double.parseDouble(line.replaceAll("tps = ([0-9.]+).*", "$1")),
+                        cpuSeconds * 1000 / transactions);
             }
         }
         throw new IllegalStateException("pgbench gave no tps:\n" + out);
@@ -993,6 +1025,8 @@ final class SagaBenchmark {
                   JIT compiler threads, CPU seconds by phase (near zero after the warm-up, or the figures include compiling): %s
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
+                    CPU ms: a pgbench step %s, the saga's commits as pgbench steps %s, a saga at saturation %s (the services %s);
+                    with the services taking no CPU the ratio would be %s
                   statements per saga, by service (saturation phase; pg_stat_statements):%s
                   rows per saga, by table (saturation phase):
                 %s""".formatted(r.get("machine"), r.get("postgresDurable"), r.get("services"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
@@ -1001,7 +1035,9 @@ final class SagaBenchmark {
                 r.get("postsAnsweredBusy"), r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("walPerSaga"),
                 r.get("cpuSecondsPerSaga"),
                 machine.get("saturation"), machine.get("openLoop"), r.get("postgresCpuMillisPerSagaByKind"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
-                limit.get("sagasPerSecond"), limit.get("ourRatio"), statementLines(r.get("statementsPerSaga")), activity);
+                limit.get("sagasPerSecond"), limit.get("ourRatio"), limit.get("pgbenchCpuMillisPerStep"),
+                limit.get("stepsCpuMillisPerSaga"), limit.get("machineCpuMillisPerSaga"), limit.get("servicesCpuMillisPerSaga"),
+                limit.get("ratioIfServicesTookNoCpu"), statementLines(r.get("statementsPerSaga")), activity);
         Files.writeString(settings.outDir().resolve("summary.txt"), summary);
         System.out.println(summary);
         chart(latencies, settings.outDir().resolve("latency.png"));
