@@ -169,8 +169,8 @@ final class SagaBenchmark {
         double commitsPerSaga = (double) commitsPerSagaTotal / saturation.size();
         Pgbench pgbench = pgbench();
         double limit = pgbench.tps() / commitsPerSaga;
-        // the ratio is the CPU of commitsPerSaga pgbench steps over the CPU of a saga, as long as both phases keep
-        // the machine busy; the stack's CPU with the services' taken out says how far any service code could take it
+        // at saturation the machine is busy, so throughput goes with 1 / (a saga's CPU): with the services' CPU taken
+        // out of it, the ratio says how far any code of the services could take it on this machine, all else the same
         double sagaCpuMillis = (machineAfter.busy() - machineBefore.busy()) * 10.0 / saturation.size();
         double servicesCpuMillis = cpuByProcess.entrySet().stream().filter(e -> e.getKey().endsWith("-service"))
                 .mapToDouble(Map.Entry::getValue).sum() * 1000 / saturation.size();
@@ -220,7 +220,8 @@ final class SagaBenchmark {
         physicalLimit.put("stepsCpuMillisPerSaga", round(stepsCpuMillis));
         physicalLimit.put("machineCpuMillisPerSaga", round(sagaCpuMillis));
         physicalLimit.put("servicesCpuMillisPerSaga", round(servicesCpuMillis));
-        physicalLimit.put("ratioIfServicesTookNoCpu", round(stepsCpuMillis / Math.max(0.001, sagaCpuMillis - servicesCpuMillis)));
+        physicalLimit.put("ratioIfServicesTookNoCpu",
+                round(throughput / limit * sagaCpuMillis / Math.max(0.001, sagaCpuMillis - servicesCpuMillis)));
         r.put("physicalLimit", physicalLimit);
         write(r, latencies);
         return r;
