@@ -178,6 +178,19 @@ public class TransactionalWrites {
     }
 
     /**
+     * Sends a read of at most one row outside any transaction (one the caller is in waits meanwhile), on a connection
+     * in auto-commit: one round trip, where a transaction around a lone read adds a begin, a commit and a round trip
+     * for nothing it keeps. For an unlocked look that acts on nothing it read without reading it again under a lock.
+     *
+     * @throws EventStoreException if the database refused it
+     */
+    @Transactional(Transactional.TxType.NOT_SUPPORTED)
+    public <T> Optional<T> readOneCommitted(Write read, Row<T> row, Supplier<String> what) {
+        return execute(read.sql(), statement -> read.parameters().set(statement, 1),
+                statement -> new Results(statement).rows(row).stream().findFirst(), what);
+    }
+
+    /**
      * Sends an event's inbox claim and then a read of at most one row (a locked read by key) in one round trip, and
      * answers the claim ({@link InboxClaim#answer}) before the row is read: the first read of a claiming handler.
      *

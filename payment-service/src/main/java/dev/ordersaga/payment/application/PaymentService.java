@@ -251,9 +251,9 @@ public class PaymentService {
     /**
      * The payment a provider's news is about, as last committed and unlocked: the webhook answers news it knows already
      * from this ({@link PaymentStatus#hasChargeSucceeded}), and only news that changes something takes the row's lock,
-     * in {@link #recordChargeSucceeded} or {@link #recordChargeDeclined}.
+     * in {@link #recordChargeSucceeded} or {@link #recordChargeDeclined}. Read outside any transaction: a webhook comes
+     * with every charge, and a transaction around this one read was a begin and a commit more for each.
      */
-    @Transactional
     public Optional<ChargeState> findCharge(String idempotencyKey) {
         UUID paymentId;
         try {

@@ -170,13 +170,13 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
 
     /**
      * The payment's state as last committed, without a lock and without Hibernate: a provider's news that this state
-     * knows already is answered from it, with no row lock, no write and so no commit to flush.
+     * knows already is answered from it, with no row lock, no write and no transaction (one round trip, no commit).
      */
-    @Transactional(Transactional.TxType.MANDATORY)
+    @Transactional(Transactional.TxType.NOT_SUPPORTED)
     public Optional<ChargeState> chargeState(UUID id) {
         TransactionalWrites.Write read = new TransactionalWrites.Write(CHARGE_STATE, 1,
                 (statement, first) -> statement.setObject(first, id));
-        return writes.readOne(read, row -> new ChargeState(id, row.getObject(1, UUID.class), row.getString(2),
+        return writes.readOneCommitted(read, row -> new ChargeState(id, row.getObject(1, UUID.class), row.getString(2),
                 row.getObject(3, UUID.class), PaymentStatus.valueOf(row.getString(4))),
                 () -> "read the charge state of payment " + id);
     }

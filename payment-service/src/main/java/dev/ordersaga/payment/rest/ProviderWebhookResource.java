@@ -6,7 +6,6 @@ import dev.ordersaga.payment.application.PaymentService;
 import dev.ordersaga.payment.persistence.PaymentRepository.ChargeState;
 import dev.ordersaga.payment.domain.IllegalTransitionException;
 import jakarta.inject.Inject;
-import jakarta.transaction.Transactional;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
@@ -29,13 +28,12 @@ public class ProviderWebhookResource {
     PaymentService payments;
 
     /**
-     * Every charge brings a webhook, and it is mostly news the worker recorded already: that is answered from an
-     * unlocked read, with no row lock and no write, so its transaction commits nothing to flush. News that changes
-     * something goes through the state machine under the row's lock, which decides again on what it reads there.
+     * Every charge brings a webhook, and it is mostly news the worker recorded already: that is answered from one read
+     * outside any transaction, with no row lock, no write and no commit. News that changes something goes through the
+     * state machine in a transaction of its own, under the row's lock, which decides again on what it reads there.
      */
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
-    @Transactional
     public Response receive(@Valid @NotNull ProviderWebhook webhook) {
         ChargeState charge = payments.findCharge(webhook.idempotencyKey())
                 .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Unknown charge",

@@ -136,6 +136,27 @@ class ProviderWebhookResourceTest {
     }
 
     @Test
+    void theChargeAWebhookIsAboutIsReadAsCommittedOutsideAnyTransaction() {
+        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-webhook-committed");
+        Payment payment = chargeInFlight(saga);
+
+        // a change the caller's transaction made and has not committed: a read in that transaction would see it
+        PaymentStatus seen;
+        QuarkusTransaction.begin();
+        try {
+            assertThat(repository.getEntityManager()
+                    .createNativeQuery("UPDATE payment SET status = 'SUCCEEDED' WHERE id = ?1")
+                    .setParameter(1, payment.id()).executeUpdate()).isEqualTo(1);
+            seen = payments.findCharge(payment.id().toString()).orElseThrow().status();
+        } finally {
+            QuarkusTransaction.rollback();
+        }
+
+        assertThat(seen).isEqualTo(PaymentStatus.CHARGING);
+        assertThat(payments.findCharge(payment.id().toString()).orElseThrow().status()).isEqualTo(PaymentStatus.CHARGING);
+    }
+
+    @Test
     void lateSettlementOfADeclinedPaymentIsReportedAndRefundedAtOnce() {
         OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-late-settlement");
         saga.publish(orderCreated("tok_declined"));
