@@ -70,14 +70,14 @@ final class SagaBenchmark {
      * How a warm-up ended: the load it sent (orders, or seconds of the open loop), in how many steps, and the JIT's
      * share of the machine in the last.
      */
+    private record Warmup(int sent, int steps, double lastStepJitCores, boolean quiet) {
+    }
+
     /**
      * pgbench's step transactions a second, and the machine's CPU each took: everything busy while it ran, less what
      * the idle stack's services, Kafka and sandboxes took meanwhile (PostgreSQL's own processes and pgbench stay in).
      */
     private record Pgbench(double tps, double cpuMillisPerStep) {
-    }
-
-    private record Warmup(int sent, int steps, double lastStepJitCores, boolean quiet) {
     }
 
     private static final List<String> DATABASES = List.of("order_db", "inventory_db", "payment_db", "shipping_db");

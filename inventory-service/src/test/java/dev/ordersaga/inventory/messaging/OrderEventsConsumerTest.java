@@ -1,12 +1,12 @@
 package dev.ordersaga.inventory.messaging;
 
 import dev.ordersaga.events.EventCodec;
-import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelled;
 import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.Topics;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.Orders;
@@ -184,7 +184,6 @@ class OrderEventsConsumerTest {
     private double duplicates() {
         return meters.find("saga.inbox.duplicates").counters().stream().mapToDouble(c -> c.count()).sum();
     }
-
 
     private long sightings(UUID orderId) throws SQLException {
         return count("SELECT count(*) FROM order_sighting WHERE order_id = ?", orderId);

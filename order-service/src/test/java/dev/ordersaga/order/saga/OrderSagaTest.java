@@ -1,7 +1,6 @@
 package dev.ordersaga.order.saga;
 
 import dev.ordersaga.eventing.TransactionalWrites;
-import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.Ids;
@@ -22,6 +21,7 @@ import dev.ordersaga.order.domain.Address;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.OrderItem;
 import dev.ordersaga.order.persistence.OrderRepository;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.Orders;
@@ -350,7 +350,6 @@ class OrderSagaTest {
                 && r.value().contains(fact.eventId().toString()))).isEmpty();
         given().get("/orders/{id}", stranger.id()).then().statusCode(404);
     }
-
 
     private static double consumerRetries(String topic) {
         return metricValues("saga_consumer_retries_total", "topic=\"" + topic + "\"").sum();

@@ -1,13 +1,13 @@
 package dev.ordersaga.payment.messaging;
 
 import dev.ordersaga.events.EventEnvelope;
-import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.testing.OrderSaga;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
 import dev.ordersaga.payment.testing.ProviderLedger;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.StackTestResource;

@@ -1,13 +1,13 @@
 package dev.ordersaga.payment.messaging;
 
 import dev.ordersaga.eventing.IncomingEvents;
-import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
 import dev.ordersaga.payment.persistence.PaymentRepository;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.narayana.jta.QuarkusTransaction;

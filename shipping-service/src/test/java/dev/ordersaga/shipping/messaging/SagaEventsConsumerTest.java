@@ -1,7 +1,6 @@
 package dev.ordersaga.shipping.messaging;
 
 import dev.ordersaga.eventing.Correlation;
-import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventCodec;
@@ -16,6 +15,7 @@ import dev.ordersaga.shipping.domain.Shipment;
 import dev.ordersaga.shipping.domain.ShipmentStatus;
 import dev.ordersaga.shipping.testing.CarrierSandboxResource;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.narayana.jta.QuarkusTransaction;

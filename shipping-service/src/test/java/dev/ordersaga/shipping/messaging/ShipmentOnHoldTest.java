@@ -1,7 +1,6 @@
 package dev.ordersaga.shipping.messaging;
 
 import dev.ordersaga.events.EventEnvelope;
-import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.ShipmentCreated;
 import dev.ordersaga.events.ShipmentOnHold;
 import dev.ordersaga.events.ShipmentRetryRequested;
@@ -13,6 +12,7 @@ import dev.ordersaga.shipping.testing.CarrierSandboxResource;
 import dev.ordersaga.shipping.testing.CarrierWorkload;
 import dev.ordersaga.shipping.testing.SagaEvents;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
+import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -134,7 +134,6 @@ class ShipmentOnHoldTest {
         assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CREATED);
         assertThat(carrier().shipmentsOf(saga.orderId())).hasSize(1);
     }
-
 
     private CarrierSandboxApi carrier() {
         return new CarrierSandboxApi(carrierUrl);

@@ -1,7 +1,6 @@
 package dev.ordersaga.shipping.messaging;
 
 import dev.ordersaga.events.EventEnvelope;
-import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.ShipmentCancelled;
@@ -13,9 +12,10 @@ import dev.ordersaga.shipping.domain.ShipmentStatus;
 import dev.ordersaga.shipping.testing.CarrierSandboxApi;
 import dev.ordersaga.shipping.testing.CarrierSandboxResource;
 import dev.ordersaga.shipping.testing.CarrierWorkload;
-import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.shipping.testing.SagaEvents;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
+import dev.ordersaga.testing.Inboxes;
+import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
