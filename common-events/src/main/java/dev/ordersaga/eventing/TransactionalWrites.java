@@ -174,7 +174,7 @@ public class TransactionalWrites {
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public <T> Optional<T> readOne(Write read, Row<T> row, Supplier<String> what) {
-        return read(read, results -> results.rows(row).stream().findFirst(), what);
+        return firstRow(read, row, what);
     }
 
     /**
@@ -186,8 +186,7 @@ public class TransactionalWrites {
      */
     @Transactional(Transactional.TxType.NOT_SUPPORTED)
     public <T> Optional<T> readOneCommitted(Write read, Row<T> row, Supplier<String> what) {
-        return execute(read.sql(), statement -> read.parameters().set(statement, 1),
-                statement -> new Results(statement).rows(row).stream().findFirst(), what);
+        return firstRow(read, row, what);
     }
 
     /**
@@ -277,6 +276,15 @@ public class TransactionalWrites {
         } catch (SQLException e) {
             throw new EventStoreException("could not " + what.get(), e);
         }
+    }
+
+    /**
+     * The one read behind {@link #readOne} and {@link #readOneCommitted}, which differ only in the transaction they
+     * require; private, so that neither's attribute applies to the other's call.
+     */
+    private <T> Optional<T> firstRow(Write read, Row<T> row, Supplier<String> what) {
+        return execute(read.sql(), statement -> read.parameters().set(statement, 1),
+                statement -> new Results(statement).rows(row).stream().findFirst(), what);
     }
 
     private boolean heldUntilCommit(int space, int key) {

@@ -170,9 +170,9 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
 
     /**
      * The payment's state as last committed, without a lock and without Hibernate: a provider's news that this state
-     * knows already is answered from it, with no row lock, no write and no transaction (one round trip, no commit).
+     * knows already is answered from it, with no row lock, no write and no transaction (one round trip, no commit;
+     * {@link TransactionalWrites#readOneCommitted} suspends a caller's transaction itself).
      */
-    @Transactional(Transactional.TxType.NOT_SUPPORTED)
     public Optional<ChargeState> chargeState(UUID id) {
         TransactionalWrites.Write read = new TransactionalWrites.Write(CHARGE_STATE, 1,
                 (statement, first) -> statement.setObject(first, id));
