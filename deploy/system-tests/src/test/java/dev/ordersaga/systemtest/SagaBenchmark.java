@@ -919,42 +919,46 @@ final class SagaBenchmark {
                     + "correlation_id varchar(128) NOT NULL, causation_id varchar(64), occurred_at timestamptz NOT NULL)");
         }
         Path script = Files.createTempFile("saga-step", ".sql");
-        Files.writeString(script, """
-                \\set id random(1, 100000)
-                \\set oid random(1, 281474976710655)
-                BEGIN;
-                INSERT INTO inbox VALUES (gen_random_uuid(), 'StockReserved', 'inventory.events', gen_random_uuid(), 'corr', now());
-                UPDATE orders SET status = 'STOCK_RESERVED', version = version + 1, updated_at = now() WHERE id = :id;
-                INSERT INTO outbox VALUES (('00000000-0000-0000-0000-' || lpad(to_hex(:oid), 12, '0'))::uuid, 'order.events', 'k', 'OrderEvent', repeat('x', 600), 'corr', NULL, now());
-                DELETE FROM outbox WHERE id = ('00000000-0000-0000-0000-' || lpad(to_hex(:oid), 12, '0'))::uuid;
-                COMMIT;
-                """);
-        ProcessBuilder pb = new ProcessBuilder("pgbench", "-n", "-c", "8", "-j", "2", "-T",
-                Integer.toString(settings.pgbenchSeconds()), "-f", script.toString(), "-h", TestStack.postgresHost(),
-                "-p", Integer.toString(TestStack.postgresPort()), "-U", TestStack.endpoints().adminUser(), "saga_bench")
-                .redirectErrorStream(true);
-        pb.environment().put("PGPASSWORD", TestStack.endpoints().adminPassword());
-        Map<String, Long> stackBefore = cpuTicks();
-        MachineTicks before = MachineTicks.read();
-        Process p = pb.start();
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes());
-        p.waitFor(5, TimeUnit.MINUTES);
-        MachineTicks after = MachineTicks.read();
-        double idleStackSeconds = cpuSecondsByProcess(stackBefore, cpuTicks()).entrySet().stream()
-                .filter(e -> !e.getKey().startsWith("postgres")).mapToDouble(Map.Entry::getValue).sum();
-        double cpuSeconds = (after.busy() - before.busy()) / 100.0 - idleStackSeconds;
-        long transactions = 0;
-        for (String line : out.split("\n")) {
-            if (line.startsWith("number of transactions actually processed: ")) {
-                transactions = Long.parseLong(line.replaceAll("\\D", ""));
+        try {
+            Files.writeString(script, """
+                    \\set id random(1, 100000)
+                    \\set oid random(1, 281474976710655)
+                    BEGIN;
+                    INSERT INTO inbox VALUES (gen_random_uuid(), 'StockReserved', 'inventory.events', gen_random_uuid(), 'corr', now());
+                    UPDATE orders SET status = 'STOCK_RESERVED', version = version + 1, updated_at = now() WHERE id = :id;
+                    INSERT INTO outbox VALUES (('00000000-0000-0000-0000-' || lpad(to_hex(:oid), 12, '0'))::uuid, 'order.events', 'k', 'OrderEvent', repeat('x', 600), 'corr', NULL, now());
+                    DELETE FROM outbox WHERE id = ('00000000-0000-0000-0000-' || lpad(to_hex(:oid), 12, '0'))::uuid;
+                    COMMIT;
+                    """);
+            ProcessBuilder pb = new ProcessBuilder("pgbench", "-n", "-c", "8", "-j", "2", "-T",
+                    Integer.toString(settings.pgbenchSeconds()), "-f", script.toString(), "-h", TestStack.postgresHost(),
+                    "-p", Integer.toString(TestStack.postgresPort()), "-U", TestStack.endpoints().adminUser(), "saga_bench")
+                    .redirectErrorStream(true);
+            pb.environment().put("PGPASSWORD", TestStack.endpoints().adminPassword());
+            Map<String, Long> stackBefore = cpuTicks();
+            MachineTicks before = MachineTicks.read();
+            Process p = pb.start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes());
+            p.waitFor(5, TimeUnit.MINUTES);
+            MachineTicks after = MachineTicks.read();
+            double idleStackSeconds = cpuSecondsByProcess(stackBefore, cpuTicks()).entrySet().stream()
+                    .filter(e -> !e.getKey().startsWith("postgres")).mapToDouble(Map.Entry::getValue).sum();
+            double cpuSeconds = (after.busy() - before.busy()) / 100.0 - idleStackSeconds;
+            long transactions = 0;
+            for (String line : out.split("\n")) {
+                if (line.startsWith("number of transactions actually processed: ")) {
+                    transactions = Long.parseLong(line.replaceAll("\\D", ""));
+                }
+                if (line.startsWith("tps = ") && transactions > 0) {
+                    return new Pgbench(Double.parseDouble(line.replaceAll("tps = ([0-9.]+).*", "$1")),
+                            cpuSeconds * 1000 / transactions);
+                }
             }
-            if (line.startsWith("tps = ") && transactions > 0) {
-                return new Pgbench(Double.parseDouble(line.replaceAll("tps = ([0-9.]+).*", "$1")),
-                        cpuSeconds * 1000 / transactions);
-            }
+            throw new IllegalStateException("pgbench gave no tps:\n" + out);
+        } finally {
+            Files.deleteIfExists(script);
         }
-        throw new IllegalStateException("pgbench gave no tps:\n" + out);
     }
 
     // --- output
