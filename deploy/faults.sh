@@ -4,14 +4,27 @@
 # the audit of the saga's invariants.
 # (A small run of the same test is part of deploy/test.sh.)
 #
-# Usage: deploy/faults.sh [orders (default 1000)] [seed (default: the time)]
+# Usage: deploy/faults.sh [--replicas N] [orders (default 1000)] [seed (default: the time)]
+#   --replicas N  run N instances of each service (default 1), as a deployment does: consumer groups rebalance when
+#                 one is killed, a standby takes over the outbox stream, the replicas' workers compete for due calls
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
+REPLICAS=1
+if [ "${1:-}" = "--replicas" ]; then
+  REPLICAS=${2:?--replicas needs a number}
+  shift 2
+fi
+case "$REPLICAS" in
+  [1-9]) ;;
+  *) echo "faults.sh: --replicas takes 1 to 9, not $REPLICAS" >&2; exit 2 ;;
+esac
 ORDERS=${1:-1000}
 SEED=${2:-$(date +%s)}
 deploy/stack.sh up
 ./mvnw -B -ntp -q install -DskipTests
-echo "fault injection: $ORDERS orders, seed $SEED (repeat with: deploy/faults.sh $ORDERS $SEED)"
+echo "fault injection: $ORDERS orders, seed $SEED, $REPLICAS replica(s) of each service" \
+  "(repeat with: deploy/faults.sh --replicas $REPLICAS $ORDERS $SEED)"
 ./mvnw -B -ntp verify -pl deploy/system-tests -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
-  -Dit.test=FaultInjectionIT -Dsaga.faults.orders="$ORDERS" -Dsaga.faults.seed="$SEED" -Dsaga.faults.rounds=0
+  -Dit.test=FaultInjectionIT -Dsaga.faults.orders="$ORDERS" -Dsaga.faults.seed="$SEED" -Dsaga.faults.rounds=0 \
+  -Dsaga.faults.replicas="$REPLICAS"

@@ -29,7 +29,9 @@ import static org.awaitility.Awaitility.await;
  *
  * <p>Repeatable: {@code -Dsaga.faults.seed=N} fixes the load and the faults' order and timing (the machine's own
  * timing still varies). The small run of the suite places {@code saga.faults.orders} (default 120) orders;
- * {@code deploy/faults.sh} runs a long one.
+ * {@code deploy/faults.sh} runs a long one. With {@code saga.faults.replicas} above 1 every service runs that many
+ * instances, as deployed, and each kill hits one of them: its partitions move to the others mid-stream, a standby
+ * takes over its outbox stream if it streamed, and the instances' workers race for the same provider calls.
  */
 class FaultInjectionIT {
 
@@ -39,12 +41,14 @@ class FaultInjectionIT {
     private final int orders = Integer.getInteger("saga.faults.orders", 120);
     /** Rounds of every fault kind at most; 0: for as long as the load lasts. */
     private final int maxRounds = Integer.getInteger("saga.faults.rounds", 1);
+    /** Instances of each service; with more than one, a fault kills one of them, drawn from the seed. */
+    private final int replicas = Integer.getInteger("saga.faults.replicas", 1);
 
     @Test
     void invariantsHoldAfterCrashesRestartsAndSlowProviders() throws Exception {
         Random random = new Random(seed);
         Instant startedAt = Instant.now();
-        try (SagaSystem saga = SagaSystem.start("faults", Map.of("eventing.relay.fault.publish-twice", "true"))) {
+        try (SagaSystem saga = SagaSystem.start("faults", Map.of("eventing.relay.fault.publish-twice", "true"), replicas)) {
             String sku = SagaSystem.newSku();
             saga.stock(sku, orders * 2);
             String scarce = SagaSystem.newSku();
@@ -73,7 +77,7 @@ class FaultInjectionIT {
             int rounds = 0;
             do {
                 rounds++;
-                for (Step step : faultPlan(random)) {
+                for (Step step : faultPlan(random, replicas)) {
                     TimeUnit.MILLISECONDS.sleep(step.afterMillis()); // the fault plan's timing, not a wait for a condition
                     System.out.printf("fault (round %d): %s%n", rounds, step.name());
                     step.action().run(saga);
@@ -102,10 +106,31 @@ class FaultInjectionIT {
                 throw new AssertionError("seed " + seed + ", audit exit " + (last[0] == null ? "?" : last[0].exitCode())
                         + ":\n" + (last[0] == null ? "" : last[0].report()), e);
             }
-            System.out.printf("fault injection, seed %d, %d orders, %d round(s) of every fault:%n%s%n", seed, placed.size(),
-                    rounds, last[0].report());
+            System.out.printf("fault injection, seed %d, %d orders, %d replica(s) of each service, %d round(s) of every fault:%n%s%n",
+                    seed, placed.size(), replicas, rounds, last[0].report());
+            if (replicas > 1) {
+                System.out.print(replicasAtWork(saga));
+            }
             assertThat(placed).hasSize(orders);
         }
+    }
+
+    /**
+     * What the replicas' logs say they went through, each over all its lives: how often one took the outbox stream
+     * (at start, after a PostgreSQL restart, or from a killed replica), how often its consumer gave partitions up in
+     * a rebalance, and how many lines it wrote for the run's orders (the work it did).
+     */
+    private String replicasAtWork(SagaSystem saga) throws java.io.IOException {
+        StringBuilder report = new StringBuilder("replicas at work (from their logs):\n");
+        for (String service : SERVICES) {
+            for (int replica = 1; replica <= replicas; replica++) {
+                String instance = service + (replica == 1 ? "" : "-" + replica);
+                report.append("  %-20s outbox stream taken %d time(s), partitions revoked %d time(s), %d line(s) about the run's orders%n"
+                        .formatted(instance, saga.logLines(instance, "CDC relay lock for slot", "acquired"),
+                                saga.logLines(instance, "SRMSG18224"), saga.logLines(instance, "[cid=fault-")));
+            }
+        }
+        return report.toString();
     }
 
     /** One order of a kind drawn from the mix; a customer cancel follows some of them at once. */
@@ -135,10 +160,17 @@ class FaultInjectionIT {
     }
 
     /** Every kind of fault at least once, in a seeded order with seeded gaps. */
-    private static List<Step> faultPlan(Random r) {
+    private static List<Step> faultPlan(Random r, int replicas) {
         List<Step> steps = new ArrayList<>();
         for (String service : SERVICES) {
-            steps.add(new Step("kill -9 and restart " + service, 0, saga -> saga.crashAndRestart(service)));
+            if (replicas == 1) {
+                // no draw: a seed of a single-instance run replays as it did before replicas existed
+                steps.add(new Step("kill -9 and restart " + service, 0, saga -> saga.crashAndRestart(service)));
+            } else {
+                int replica = r.nextInt(replicas);
+                steps.add(new Step("kill -9 and restart " + service + " (replica " + (replica + 1) + " of " + replicas + ")", 0,
+                        saga -> saga.crashAndRestart(service, replica)));
+            }
         }
         steps.add(new Step("restart Kafka", 0, saga -> saga.restartStack("kafka")));
         steps.add(new Step("restart PostgreSQL", 0, saga -> saga.restartStack("postgres")));

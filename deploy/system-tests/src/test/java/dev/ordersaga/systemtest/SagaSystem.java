@@ -12,10 +12,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.restassured.RestAssured.given;
 import static org.awaitility.Awaitility.await;
@@ -33,24 +35,40 @@ final class SagaSystem implements AutoCloseable {
     static final int PAYMENT_PROVIDER = 19101;
     static final int CARRIER = 19102;
     static final int SHIPPING_MAX_ATTEMPTS = 4;
+    /** Replica n of a service listens on its service's port + n × this. */
+    static final int REPLICA_PORT_STEP = 10;
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String name;
     private final Map<String, String> extraProperties;
+    private final int replicas;
     private final List<ServiceProcess> sandboxes = new ArrayList<>();
-    private final Map<String, ServiceProcess> services = new HashMap<>();
+    /** Each service's replicas, by replica number. */
+    private final Map<String, ServiceProcess[]> services = new HashMap<>();
+    private final AtomicInteger nextReplica = new AtomicInteger();
 
-    private SagaSystem(String name, Map<String, String> extraProperties) {
+    private SagaSystem(String name, Map<String, String> extraProperties, int replicas) {
         this.name = name;
         this.extraProperties = extraProperties;
+        this.replicas = replicas;
+    }
+
+    static SagaSystem start(String name, Map<String, String> extraProperties) throws Exception {
+        return start(name, extraProperties, 1);
     }
 
     /**
      * @param extraProperties configuration every service gets on top of its own, e.g. a fault-injection switch
+     * @param replicas        instances of each service, as a deployment runs them: they share the service's database,
+     *                        consumer group and replication slot; one streams the outbox, the others stand by. Customers
+     *                        and operators are spread over them; the payment provider calls the first one back.
      */
-    static SagaSystem start(String name, Map<String, String> extraProperties) throws Exception {
-        SagaSystem system = new SagaSystem(name, extraProperties);
+    static SagaSystem start(String name, Map<String, String> extraProperties, int replicas) throws Exception {
+        if (replicas < 1 || replicas > 9) {
+            throw new IllegalArgumentException("replicas: 1 to 9, not " + replicas);
+        }
+        SagaSystem system = new SagaSystem(name, extraProperties, replicas);
         try {
             system.sandboxes.add(ServiceProcess.startJar("deploy/sandboxes/target/sandboxes.jar", name + "-payment-provider",
                     PAYMENT_PROVIDER, List.of("payment", "--port", Integer.toString(PAYMENT_PROVIDER),
@@ -61,10 +79,16 @@ final class SagaSystem implements AutoCloseable {
             system.sandboxes.add(ServiceProcess.startJar("deploy/sandboxes/target/sandboxes.jar", name + "-carrier",
                     CARRIER, List.of("carrier", "--port", Integer.toString(CARRIER))));
             for (String service : List.of("order-service", "inventory-service", "payment-service", "shipping-service")) {
-                system.startService(service);
+                system.services.put(service, new ServiceProcess[replicas]);
+                for (int replica = 0; replica < replicas; replica++) {
+                    system.startService(service, replica);
+                }
             }
-            for (ServiceProcess s : system.services.values()) {
-                s.awaitReady().awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+            for (String service : system.services.keySet()) {
+                for (ServiceProcess s : system.services.get(service)) {
+                    s.awaitReady();
+                }
+                system.awaitOneStreaming(service);
             }
         } catch (Exception | AssertionError e) {
             system.close();
@@ -73,7 +97,7 @@ final class SagaSystem implements AutoCloseable {
         return system;
     }
 
-    private void startService(String service) throws IOException {
+    private void startService(String service, int replica) throws IOException {
         Map<String, String> props = new HashMap<>(extraProperties);
         props.put("payment.provider.url", "http://127.0.0.1:" + PAYMENT_PROVIDER);
         props.put("payment.provider.timeout", "1s");
@@ -82,7 +106,19 @@ final class SagaSystem implements AutoCloseable {
         props.put("shipping.retry.max-attempts", Integer.toString(SHIPPING_MAX_ATTEMPTS));
         props.put("shipping.retry.base-delay", "1s");
         props.put("shipping.retry.max-delay", "4s");
-        services.put(service, ServiceProcess.start(service, name + "-" + service, portOf(service), props));
+        // the first replica keeps the plain name: tests read its log as the service's
+        String instance = name + "-" + service + (replica == 0 ? "" : "-" + (replica + 1));
+        services.get(service)[replica] = ServiceProcess.start(service, instance, portOf(service) + replica * REPLICA_PORT_STEP, props);
+    }
+
+    /** Exactly one replica of the service streams its outbox; the others, if any, stand by. */
+    private void awaitOneStreaming(String service) {
+        await(service + ": one replica streaming").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                .until(() -> Arrays.stream(services.get(service)).filter(s -> "STREAMING".equals(s.relayRole())).count() == 1);
+    }
+
+    int replicas() {
+        return replicas;
     }
 
     private static int portOf(String service) {
@@ -97,28 +133,50 @@ final class SagaSystem implements AutoCloseable {
 
     /** kill -9 and start again, as a crash and a restart by the orchestrator would. */
     void crashAndRestart(String service) throws Exception {
-        services.remove(service).kill();
-        startService(service);
-        services.get(service).awaitReady().awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+        crashAndRestart(service, 0);
+    }
+
+    /**
+     * kill -9 of one replica and start it again. Whichever replica then streams, one does: a standby takes the
+     * stream over from a killed replica that streamed.
+     */
+    void crashAndRestart(String service, int replica) throws Exception {
+        services.get(service)[replica].kill();
+        startService(service, replica);
+        services.get(service)[replica].awaitReady();
+        awaitOneStreaming(service);
     }
 
     /** The process ids of the services and the sandboxes, by name. */
     Map<String, Long> pids() {
         Map<String, Long> pids = new java.util.LinkedHashMap<>();
-        services.forEach((service, process) -> pids.put(service, process.pid()));
+        services.forEach((service, processes) -> {
+            for (int replica = 0; replica < processes.length; replica++) {
+                pids.put(service + (replica == 0 ? "" : "-" + (replica + 1)), processes[replica].pid());
+            }
+        });
         sandboxes.forEach(process -> pids.put(process.name(), process.pid()));
         return pids;
     }
 
+    /** The address of one process: the first replica, for a service's port. */
     String url(int port) {
         return "http://127.0.0.1:" + port;
+    }
+
+    /**
+     * The address customers and operators use for a service, as a load balancer would hand them out: the
+     * replicas in turn. A replica that is down at that moment fails the call, which the retrying callers repeat.
+     */
+    private String balanced(int port) {
+        return url(port + Math.floorMod(nextReplica.getAndIncrement(), replicas) * REPLICA_PORT_STEP);
     }
 
     // --- customers
 
     /** Places an order and returns its id. */
     UUID place(String correlationId, String paymentToken, String line1, Line... lines) {
-        String id = given().baseUri(url(ORDER)).contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
+        String id = given().baseUri(balanced(ORDER)).contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
                 .body(orderJson(paymentToken, line1, lines)).post("/orders").then().statusCode(201).extract().path("orderId");
         return UUID.fromString(id);
     }
@@ -153,7 +211,7 @@ final class SagaSystem implements AutoCloseable {
     }
 
     private UUID placeWithKey(String key, String correlationId, String paymentToken, String line1, Line... lines) {
-        io.restassured.response.Response response = given().baseUri(url(ORDER)).contentType(ContentType.JSON)
+        io.restassured.response.Response response = given().baseUri(balanced(ORDER)).contentType(ContentType.JSON)
                 .header("X-Correlation-Id", correlationId).header("Idempotency-Key", key)
                 .body(orderJson(paymentToken, line1, lines)).post("/orders");
         if (response.statusCode() != 201) {
@@ -165,7 +223,7 @@ final class SagaSystem implements AutoCloseable {
     /** A customer cancel that may come too late (409) or while order-service restarts (retried). */
     void cancelIfStillPossible(UUID id) {
         await("cancel answered").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
-                .until(() -> given().baseUri(url(ORDER)).post("/orders/{id}/cancel", id).statusCode(), s -> s == 202 || s == 409);
+                .until(() -> given().baseUri(balanced(ORDER)).post("/orders/{id}/cancel", id).statusCode(), s -> s == 202 || s == 409);
     }
 
     /** Restarts PostgreSQL or Kafka of the local stack (deploy/stack/*.sh), as an operator or a crash would. */
@@ -182,7 +240,7 @@ final class SagaSystem implements AutoCloseable {
     }
 
     JsonNode order(UUID id) {
-        return json(given().baseUri(url(ORDER)).get("/orders/{id}", id).then().statusCode(200).extract().asString());
+        return json(given().baseUri(balanced(ORDER)).get("/orders/{id}", id).then().statusCode(200).extract().asString());
     }
 
     String status(UUID id) {
@@ -202,12 +260,12 @@ final class SagaSystem implements AutoCloseable {
     }
 
     void cancel(UUID id, int expectedStatus) {
-        given().baseUri(url(ORDER)).post("/orders/{id}/cancel", id).then().statusCode(expectedStatus);
+        given().baseUri(balanced(ORDER)).post("/orders/{id}/cancel", id).then().statusCode(expectedStatus);
     }
 
     List<String> timelineTypes(UUID id) {
         List<String> types = new ArrayList<>();
-        json(given().baseUri(url(ORDER)).get("/orders/{id}/timeline", id).then().statusCode(200).extract().asString())
+        json(given().baseUri(balanced(ORDER)).get("/orders/{id}/timeline", id).then().statusCode(200).extract().asString())
                 .forEach(e -> types.add(e.path("type").asText()));
         return types;
     }
@@ -215,17 +273,17 @@ final class SagaSystem implements AutoCloseable {
     // --- operators
 
     JsonNode waitingOrders() {
-        return json(given().baseUri(url(ORDER)).auth().preemptive().basic("operator", "operator")
+        return json(given().baseUri(balanced(ORDER)).auth().preemptive().basic("operator", "operator")
                 .get("/operator/orders?waiting=true").then().statusCode(200).extract().asString());
     }
 
     void operatorRetryShipping(UUID id) {
-        given().baseUri(url(ORDER)).auth().preemptive().basic("operator", "operator")
+        given().baseUri(balanced(ORDER)).auth().preemptive().basic("operator", "operator")
                 .post("/operator/orders/{id}/retry-shipping", id).then().statusCode(202);
     }
 
     void operatorCancel(UUID id) {
-        given().baseUri(url(ORDER)).auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON)
+        given().baseUri(balanced(ORDER)).auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON)
                 .body("{\"reason\": \"carrier will not recover\"}")
                 .post("/operator/orders/{id}/cancel", id).then().statusCode(202);
     }
@@ -233,12 +291,12 @@ final class SagaSystem implements AutoCloseable {
     // --- inventory
 
     void stock(String sku, int quantity) {
-        given().baseUri(url(INVENTORY)).contentType(ContentType.JSON).body("{\"quantity\": " + quantity + "}")
+        given().baseUri(balanced(INVENTORY)).contentType(ContentType.JSON).body("{\"quantity\": " + quantity + "}")
                 .put("/stock/{sku}", sku).then().statusCode(200);
     }
 
     JsonNode stock(String sku) {
-        return json(given().baseUri(url(INVENTORY)).get("/stock/{sku}", sku).then().statusCode(200).extract().asString());
+        return json(given().baseUri(balanced(INVENTORY)).get("/stock/{sku}", sku).then().statusCode(200).extract().asString());
     }
 
     // --- the outside world
@@ -312,7 +370,7 @@ final class SagaSystem implements AutoCloseable {
     }
 
     JsonNode shipment(UUID orderId) {
-        return json(given().baseUri(url(SHIPPING)).get("/shipments/{id}", orderId).then().statusCode(200).extract().asString());
+        return json(given().baseUri(balanced(SHIPPING)).get("/shipments/{id}", orderId).then().statusCode(200).extract().asString());
     }
 
     // --- the audit of the saga's invariants (deploy/audit)
@@ -377,8 +435,12 @@ final class SagaSystem implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        for (ServiceProcess s : services.values()) {
-            s.close();
+        for (ServiceProcess[] processes : services.values()) {
+            for (ServiceProcess s : processes) {
+                if (s != null) {
+                    s.close();
+                }
+            }
         }
         for (ServiceProcess s : sandboxes) {
             s.close();

@@ -31,6 +31,9 @@ final class ServiceProcess implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Set<Process> STARTED = ConcurrentHashMap.newKeySet();
+    /** Logs written by this JVM: a process started again under the same name appends to its log, so that a run's
+     *  log holds what the instance wrote before a crash as well as after its restart. */
+    private static final Set<Path> LOGS_STARTED = ConcurrentHashMap.newKeySet();
 
     static {
         // a failing test must not leave a service behind that answers the next test on the same port
@@ -78,7 +81,7 @@ final class ServiceProcess implements AutoCloseable {
         command.add(jar.toAbsolutePath().toString());
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
+                .redirectOutput(logRedirect(log))
                 .start();
         STARTED.add(process);
         return new ServiceProcess(instance, port, log, process);
@@ -98,6 +101,11 @@ final class ServiceProcess implements AutoCloseable {
             }
         }
         return result;
+    }
+
+    private static ProcessBuilder.Redirect logRedirect(Path log) {
+        return LOGS_STARTED.add(log.toAbsolutePath()) ? ProcessBuilder.Redirect.to(log.toFile())
+                : ProcessBuilder.Redirect.appendTo(log.toFile());
     }
 
     private static void requireFreePort(int port) throws IOException {
@@ -127,7 +135,7 @@ final class ServiceProcess implements AutoCloseable {
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m",
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", jar.toAbsolutePath().toString()));
         command.addAll(args);
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logRedirect(log)).start();
         STARTED.add(process);
         ServiceProcess started = new ServiceProcess(instance, port, log, process);
         await(instance + " listening").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
