@@ -41,14 +41,13 @@ class FaultInjectionIT {
     private final int orders = Integer.getInteger("saga.faults.orders", 120);
     /** Rounds of every fault kind at most; 0: for as long as the load lasts. */
     private final int maxRounds = Integer.getInteger("saga.faults.rounds", 1);
-    /** Instances of each service; with more than one, a fault kills one of them, drawn from the seed. */
-    private final int replicas = Integer.getInteger("saga.faults.replicas", 1);
+    private final int replicas = replicas();
 
     @Test
     void invariantsHoldAfterCrashesRestartsAndSlowProviders() throws Exception {
         Random random = new Random(seed);
         Instant startedAt = Instant.now();
-        try (SagaSystem saga = SagaSystem.start("faults", Map.of("eventing.relay.fault.publish-twice", "true"), replicas)) {
+        try (SagaSystem saga = SagaSystem.start(runName(), Map.of("eventing.relay.fault.publish-twice", "true"), replicas)) {
             String sku = SagaSystem.newSku();
             saga.stock(sku, orders * 2);
             String scarce = SagaSystem.newSku();
@@ -113,6 +112,16 @@ class FaultInjectionIT {
             }
             assertThat(placed).hasSize(orders);
         }
+    }
+
+    /** Instances of each service; with more than one, a fault kills one of them, drawn from the seed. */
+    int replicas() {
+        return Integer.getInteger("saga.faults.replicas", 1);
+    }
+
+    /** Names the run's processes and their logs. */
+    String runName() {
+        return "faults";
     }
 
     /**
