@@ -117,10 +117,6 @@ final class SagaSystem implements AutoCloseable {
                 .until(() -> Arrays.stream(services.get(service)).filter(s -> "STREAMING".equals(s.relayRole())).count() == 1);
     }
 
-    int replicas() {
-        return replicas;
-    }
-
     private static int portOf(String service) {
         return switch (service) {
             case "order-service" -> ORDER;
