@@ -22,6 +22,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -92,8 +93,7 @@ public class IncomingEvents {
                 QuarkusTransaction.requiringNew().run(() -> apply(record.topic(), record.value(), handlers));
                 return;
             } catch (RuntimeException e) {
-                Throwable permanent = causeMatching(e,
-                        t -> t instanceof NotRetryable || t instanceof MalformedEventException);
+                Throwable permanent = permanentCause(e);
                 if (permanent != null) {
                     LOG.errorf("Parking a message of %s (partition %d, offset %d) on %s: %s", record.topic(),
                             record.partition(), record.offset(), deadLetters.topic(), permanent.getMessage());
@@ -201,6 +201,32 @@ public class IncomingEvents {
 
     void onStop(@Observes ShutdownEvent event) {
         stopping = true;
+    }
+
+    /**
+     * The cause of a failure that the same message meets on every attempt, or null if another attempt may succeed.
+     * Besides the failures marked so ({@link NotRetryable}, a malformed message): a value the database refuses as
+     * such (SQLSTATE class 22: too long, out of range; a NOT NULL, foreign key or CHECK violation), and a programming
+     * error set off by what the message holds (a field it lacks, an argument out of range). Retried, each of these
+     * would stop the channel after the last attempt, and with it every saga the service takes part in, for one message
+     * that a replay from the dead-letter topic serves as well once its cause is mended. A unique violation is left to
+     * the retries: two replicas inserting the same row during a rebalance meet it once, and the next attempt reads
+     * the row the other wrote. Connection, lock and serialization failures (classes 08, 40, 53, 55, 57) pass.
+     */
+    static Throwable permanentCause(Throwable e) {
+        return causeMatching(e, t -> t instanceof NotRetryable
+                || t instanceof MalformedEventException
+                || t instanceof SQLException sql && refusedValue(sql.getSQLState())
+                || t instanceof NullPointerException
+                || t instanceof IllegalArgumentException
+                || t instanceof ClassCastException
+                || t instanceof ArithmeticException
+                || t instanceof IndexOutOfBoundsException);
+    }
+
+    private static boolean refusedValue(String sqlState) {
+        return sqlState != null && (sqlState.startsWith("22")
+                || sqlState.equals("23502") || sqlState.equals("23503") || sqlState.equals("23514"));
     }
 
     /** The first of {@code e} and its causes that {@code test} accepts, or null. */

@@ -30,6 +30,8 @@ public final class EventCodec {
             .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
             .build();
 
+    public static final int MAX_CORRELATION_ID = 128;
+
     private EventCodec() {
     }
 
@@ -69,7 +71,7 @@ public final class EventCodec {
                     tree.path("version").asInt(EventTypes.CURRENT_VERSION),
                     Instant.parse(text(tree, "occurredAt")),
                     UUID.fromString(text(tree, "orderId")),
-                    text(tree, "correlationId"),
+                    correlationId(tree),
                     causation == null || causation.isNull() ? null : UUID.fromString(causation.asText()),
                     MAPPER.treeToValue(payloadNode, payloadClass));
         } catch (JsonProcessingException | RuntimeException e) {
@@ -78,6 +80,15 @@ public final class EventCodec {
             }
             throw new MalformedEventException("invalid " + type + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Every service keeps it with each step (its inbox and its rows), in a column of {@value #MAX_CORRELATION_ID}. */
+    private static String correlationId(JsonNode tree) {
+        String id = text(tree, "correlationId");
+        if (id.isBlank() || id.length() > MAX_CORRELATION_ID) {
+            throw new MalformedEventException("correlationId must be 1 to " + MAX_CORRELATION_ID + " characters");
+        }
+        return id;
     }
 
     private static String text(JsonNode tree, String field) {

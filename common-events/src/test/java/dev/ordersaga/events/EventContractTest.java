@@ -79,6 +79,24 @@ class EventContractTest {
         String badPayload = golden("ShipmentOnHold.json").replace("\"attempts\": 5", "\"attempts\": \"many\"");
         assertThatThrownBy(() -> EventCodec.decode(badPayload))
                 .isInstanceOf(MalformedEventException.class).hasMessageContaining("ShipmentOnHold");
+        // every service keeps the correlation id with each step, in a column of 128
+        String blankCorrelation = golden("OrderConfirmed.json").replace("\"corr-7d9e\"", "\" \"");
+        String longCorrelation = golden("OrderConfirmed.json").replace("\"corr-7d9e\"", "\"" + "c".repeat(129) + "\"");
+        for (String json : List.of(blankCorrelation, longCorrelation)) {
+            assertThatThrownBy(() -> EventCodec.decode(json))
+                    .isInstanceOf(MalformedEventException.class).hasMessageContaining("correlationId");
+        }
+        String longest = golden("OrderConfirmed.json").replace("\"corr-7d9e\"", "\"" + "c".repeat(128) + "\"");
+        assertThat(EventCodec.decode(longest).correlationId()).hasSize(128);
+    }
+
+    @Test
+    void aReasonIsShortenedToWhatItsColumnKeepsAndNeverSplitsACharacter() {
+        assertThat(Reasons.fit(null, 10)).isNull();
+        assertThat(Reasons.fit("card declined", 13)).isEqualTo("card declined");
+        assertThat(Reasons.fit("card declined", 10)).isEqualTo("card decl…").hasSize(10);
+        String emoji = "ab\uD83D\uDE00cd"; // a surrogate pair at 2-3
+        assertThat(Reasons.fit(emoji, 4)).isEqualTo("ab…");
     }
 
     @Test

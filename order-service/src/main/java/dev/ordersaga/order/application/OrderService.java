@@ -82,9 +82,11 @@ public class OrderService {
         }
         Order.Placed placed = Order.place(Ids.timeOrdered(), command.customerId(), command.items(), command.currency(),
                 command.shippingAddress(), command.paymentToken(), command.correlationId());
-        // the order, its items, its event and its timeline entry in one round trip; the key (rare) after it, at commit
+        // the order, its items, its event and its timeline entry in one round trip; the key (rare) after it
         publish(placed.order(), placed.event(), orders.insertion(placed.order()));
-        idempotencyKey.ifPresent(key -> idempotencyKeys.persist(new IdempotencyKey(key, requestHash, placed.order().id())));
+        // flushed here, not at commit: a concurrent request that placed an order with the same key makes this insert
+        // wait for its commit and then fail inside this method, where the caller answers with that order
+        idempotencyKey.ifPresent(key -> idempotencyKeys.persistAndFlush(new IdempotencyKey(key, requestHash, placed.order().id())));
         LOG.infof("Order %s placed: %d item(s), total %s %s", placed.order().id(), command.items().size(),
                 placed.order().total(), command.currency());
         return new Placement(placed.order(), false);

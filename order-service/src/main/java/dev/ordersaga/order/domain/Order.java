@@ -6,6 +6,7 @@ import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.OrderEvent;
 import dev.ordersaga.events.OrderLine;
+import dev.ordersaga.events.Reasons;
 import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.events.ShippingAddress;
 import jakarta.persistence.CollectionTable;
@@ -42,6 +43,9 @@ import java.util.UUID;
 @Entity
 @Table(name = "orders")
 public class Order {
+
+    /** The width of {@code cancel_reason} and {@code waiting_reason}. */
+    public static final int MAX_REASON_LENGTH = 512;
 
     @Id
     private UUID id;
@@ -237,7 +241,7 @@ public class Order {
     public void onShipmentOnHold(String reason) {
         switch (status) {
             case PENDING, STOCK_RESERVED, PAID -> {
-                waitingReason = reason;
+                waitingReason = Reasons.fit(reason, MAX_REASON_LENGTH);
                 waitingSince = Instant.now();
                 updatedAt = waitingSince;
             }
@@ -337,9 +341,9 @@ public class Order {
             case PENDING, STOCK_RESERVED, PAID -> moveTo(OrderStatus.COMPENSATING);
             default -> throw new IllegalTransitionException(status, "startCompensation");
         }
-        cancelReason = reason;
+        cancelReason = Reasons.fit(reason, MAX_REASON_LENGTH);
         clearWaiting();
-        return new OrderCancelling(reason, requestedBy);
+        return new OrderCancelling(cancelReason, requestedBy);
     }
 
     /** Every participant has undone its step: COMPENSATING -> CANCELLED. */

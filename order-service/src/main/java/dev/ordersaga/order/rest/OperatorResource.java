@@ -11,6 +11,8 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Size;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
@@ -56,7 +58,7 @@ public class OperatorResource {
     public record ActionView(String action, String operator, Instant at, String detail) {
     }
 
-    public record CancelRequest(String reason) {
+    public record CancelRequest(@Size(max = Order.MAX_REASON_LENGTH) String reason) {
     }
 
     @GET
@@ -95,7 +97,7 @@ public class OperatorResource {
     @Path("/{id}/cancel")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(summary = "Cancel an order with full compensation: release the stock, refund, cancel the shipment")
-    public Response cancel(@PathParam("id") UUID id, CancelRequest request) {
+    public Response cancel(@PathParam("id") UUID id, @Valid CancelRequest request) {
         Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
         try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
             return Response.accepted(OrderView.of(orders.cancelByOperator(id, operator(),

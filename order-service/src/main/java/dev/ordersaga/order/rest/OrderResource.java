@@ -29,6 +29,7 @@ import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -75,6 +76,17 @@ public class OrderResource {
         if (idempotencyKey.isPresent() && idempotencyKey.get().length() > 128) {
             throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid idempotency key",
                     IDEMPOTENCY_KEY + " is longer than 128 characters");
+        }
+        BigDecimal total = request.total();
+        if (total.signum() <= 0) {
+            // the payment step charges the provider, and a charge of nothing is refused there
+            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid order total",
+                    "the order's total must be above zero");
+        }
+        if (total.precision() - total.scale() > CreateOrderRequest.MAX_TOTAL_INTEGER_DIGITS) {
+            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid order total",
+                    "the order's total has more than " + CreateOrderRequest.MAX_TOTAL_INTEGER_DIGITS
+                            + " digits before the decimal point");
         }
         var a = request.shippingAddress();
         OrderService.PlaceOrder command = new OrderService.PlaceOrder(request.customerId(),

@@ -96,6 +96,18 @@ class OrderTest {
     }
 
     @Test
+    void aReasonLongerThanTheOrderKeepsIsShortenedForTheOrderAndItsEvent() {
+        Order order = orderIn(OrderStatus.PAID);
+        OrderCancelling cancelling = order.startCompensation("out of stock: " + "SKU-LONG, ".repeat(100), "saga");
+        assertThat(order.cancelReason()).hasSize(Order.MAX_REASON_LENGTH).startsWith("out of stock: SKU-LONG").endsWith("…");
+        assertThat(cancelling.reason()).isEqualTo(order.cancelReason());
+
+        Order waiting = orderIn(OrderStatus.PAID);
+        waiting.onShipmentOnHold("carrier down: " + "503 ".repeat(200));
+        assertThat(waiting.waitingReason()).hasSize(Order.MAX_REASON_LENGTH);
+    }
+
+    @Test
     void cancelAfterConfirmationIsRejected() {
         Order order = orderIn(OrderStatus.CONFIRMED);
         assertThatThrownBy(() -> order.startCompensation("too late", "customer"))

@@ -23,6 +23,7 @@ import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -78,16 +79,20 @@ class OrderResourceTest {
                 c.close();
             }
         }
+        assertThat(ordersWithCorrelation(correlationId)).as("orders of the refused request").isZero();
+        given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(Orders.requestJson())
+                .when().post("/orders").then().statusCode(201);
+    }
+
+    private long ordersWithCorrelation(String correlationId) throws SQLException {
         try (Connection c = dataSource.getConnection();
              PreparedStatement orders = c.prepareStatement("SELECT count(*) FROM orders WHERE correlation_id = ?")) {
             orders.setString(1, correlationId);
             try (ResultSet count = orders.executeQuery()) {
                 count.next();
-                assertThat(count.getLong(1)).as("orders of the refused request").isZero();
+                return count.getLong(1);
             }
         }
-        given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(Orders.requestJson())
-                .when().post("/orders").then().statusCode(201);
     }
 
     @Test
@@ -146,6 +151,25 @@ class OrderResourceTest {
                 .body("title", equalTo("Invalid request"))
                 .body("status", equalTo(400))
                 .body("violations.field", containsInAnyOrder("currency", "items[0].quantity", "items[0].unitPrice"));
+    }
+
+    @Test
+    void anOrderWithNothingToPayOrATotalTooLargeToKeepIsRejectedAndNothingIsWritten() throws SQLException {
+        String free = Orders.requestJson("SKU-MUG", 2, "0.00", "tok_ok");
+        String tooLarge = Orders.requestJson("SKU-MUG", 1000, "1000000000000", "tok_ok"); // 10^15: 16 digits
+        for (String body : List.of(free, tooLarge)) {
+            String correlationId = "refused-" + UUID.randomUUID();
+            given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(body)
+                    .when().post("/orders")
+                    .then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("title", equalTo("Invalid order total"))
+                    .body("status", equalTo(400));
+            assertThat(ordersWithCorrelation(correlationId)).isZero();
+        }
+        // the largest total the column keeps is taken
+        given().contentType(ContentType.JSON).body(Orders.requestJson("SKU-MUG", 100, "9999999999999", "tok_ok"))
+                .when().post("/orders").then().statusCode(201);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.ordersaga.order.saga;
 
+import dev.ordersaga.eventing.DeadLetters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
@@ -15,6 +16,7 @@ import dev.ordersaga.events.ShipmentOnHold;
 import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.events.StockItem;
 import dev.ordersaga.events.StockReleased;
+import dev.ordersaga.events.StockReservationFailed;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.order.domain.Address;
@@ -39,9 +41,19 @@ import javax.sql.DataSource;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.DoubleStream;
+import java.util.stream.IntStream;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -170,6 +182,75 @@ class OrderSagaTest {
                 .post("/orders").then().statusCode(422).contentType("application/problem+json");
         orderEvents.awaitKey(first, Duration.ofSeconds(30));
         assertThat(orderEvents.matching(r -> first.equals(r.key()))).as("one OrderCreated").hasSize(1);
+    }
+
+    @Test
+    void requestsWithTheSameKeyAtTheSameMomentAllGetTheOneOrderTheyPlaced() throws Exception {
+        String key = "key-" + UUID.randomUUID();
+        int requests = 8;
+        ExecutorService clients = Executors.newFixedThreadPool(requests);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<io.restassured.response.Response>> answers = new ArrayList<>();
+            for (int i = 0; i < requests; i++) {
+                answers.add(clients.submit(() -> {
+                    start.await();
+                    return given().contentType(ContentType.JSON).header("Idempotency-Key", key)
+                            .body(Orders.requestJson()).post("/orders");
+                }));
+            }
+            start.countDown();
+            Set<String> orderIds = new HashSet<>();
+            for (Future<io.restassured.response.Response> answer : answers) {
+                io.restassured.response.Response response = answer.get(60, TimeUnit.SECONDS);
+                assertThat(response.statusCode()).as(response.body().asString()).isEqualTo(201);
+                orderIds.add(response.path("orderId"));
+            }
+            assertThat(orderIds).hasSize(1);
+            String placed = orderIds.iterator().next();
+            orderEvents.awaitKey(placed, Duration.ofSeconds(30));
+            assertThat(orderEvents.matching(r -> placed.equals(r.key()))).as("one OrderCreated").hasSize(1);
+        } finally {
+            clients.shutdownNow();
+        }
+    }
+
+    @Test
+    void aReasonLongerThanTheOrderKeepsIsShortenedAndTheSagaGoesOn() {
+        Placed order = place();
+        List<String> skus = IntStream.range(0, 20).mapToObj(i -> "SKU-" + "X".repeat(56) + "-" + (100 + i)).toList();
+        publish(order, new StockReservationFailed("insufficient stock", skus));
+        awaitStatus(order, "COMPENSATING");
+        String reason = given().get("/orders/{id}", order.id()).then().extract().path("cancelReason");
+        assertThat(reason).hasSize(Order.MAX_REASON_LENGTH).startsWith("out of stock: " + skus.get(0)).endsWith("…");
+        OrderCancelling cancelling = (OrderCancelling) awaitEvent(order, "OrderCancelling").payload();
+        assertThat(cancelling.reason()).isEqualTo(reason);
+    }
+
+    @Test
+    void aFactThatFailsTheSameWayOnEveryAttemptIsParkedAtOnceAndTheConsumerGoesOn() {
+        Placed order = place();
+        double retriesBefore = consumerRetries(Topics.INVENTORY_EVENTS);
+        // decodes, but lacks what its handler needs: every attempt would fail the same way
+        EventEnvelope<?> lacking = publish(order, new StockReservationFailed("insufficient stock", null));
+        KafkaTopicProbe.Received parked = orderEvents.await(r -> Topics.ORDER_DLQ.equals(r.record().topic())
+                && r.value().contains(lacking.eventId().toString()), Duration.ofSeconds(30));
+        assertThat(parked.header(DeadLetters.CAUSE)).isEqualTo(NullPointerException.class.getName());
+        assertThat(consumerRetries(Topics.INVENTORY_EVENTS)).as("retries").isEqualTo(retriesBefore);
+        assertThat(Inboxes.claimed(dataSource, lacking.eventId())).isFalse();
+
+        publish(order, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        awaitStatus(order, "STOCK_RESERVED");
+    }
+
+    @Test
+    void anOperatorsReasonLongerThanTheOrderKeepsIsRefused() {
+        Placed order = place();
+        given().auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON)
+                .body(Map.of("reason", "x".repeat(Order.MAX_REASON_LENGTH + 1)))
+                .post("/operator/orders/{id}/cancel", order.id())
+                .then().statusCode(400).contentType("application/problem+json");
+        given().get("/orders/{id}", order.id()).then().body("status", equalTo("PENDING"));
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.ordersaga.payment.domain;
 import dev.ordersaga.events.Ids;
 import dev.ordersaga.events.PaymentEvent;
 import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.Reasons;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.retry.Backoff;
@@ -44,6 +45,9 @@ import java.util.UUID;
 @Entity
 @Table(name = "payment")
 public class Payment {
+
+    /** The width of {@code decline_reason}: a provider's words are kept, shortened, never refused. */
+    static final int MAX_DECLINE_REASON_LENGTH = 255;
 
     /** What the worker owes the provider for this payment now. */
     public enum ProviderCall {
@@ -291,9 +295,9 @@ public class Payment {
         List<PaymentEvent> events = new ArrayList<>();
         switch (status) {
             case CHARGING -> {
-                declineReason = reason;
+                declineReason = Reasons.fit(reason, MAX_DECLINE_REASON_LENGTH);
                 moveTo(PaymentStatus.DECLINED, now);
-                events.add(new PaymentFailed(id.toString(), reason));
+                events.add(new PaymentFailed(id.toString(), declineReason));
                 if (cancelRequested) {
                     events.add(answerNothingToRefund());
                 }

@@ -280,6 +280,15 @@ class PaymentTest {
     }
 
     @Test
+    void aProvidersReasonLongerThanThePaymentKeepsIsShortenedNotRefused() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        String told = "declined: " + "the issuer says no. ".repeat(40);
+        List<PaymentEvent> events = payment.chargeDeclined(told, NOW);
+        assertThat(payment.declineReason()).hasSize(Payment.MAX_DECLINE_REASON_LENGTH).startsWith("declined: the issuer");
+        assertThat(events).containsExactly(new PaymentFailed(payment.id().toString(), payment.declineReason()));
+    }
+
+    @Test
     void timeoutIsNeverADeclineButAStatusQueryAfterABackoff() {
         Payment payment = paymentIn(PaymentStatus.CHARGING);
         int attempt = payment.chargeUnresolved(NOW, BACKOFF);

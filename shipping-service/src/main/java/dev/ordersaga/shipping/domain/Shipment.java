@@ -1,6 +1,7 @@
 package dev.ordersaga.shipping.domain;
 
 import dev.ordersaga.events.Ids;
+import dev.ordersaga.events.Reasons;
 import dev.ordersaga.events.ShipmentCancelled;
 import dev.ordersaga.events.ShipmentCreated;
 import dev.ordersaga.events.ShipmentFailed;
@@ -420,10 +421,7 @@ public class Shipment {
     }
 
     private static String truncate(String error) {
-        if (error == null || error.length() <= MAX_ERROR_LENGTH) {
-            return error;
-        }
-        return error.substring(0, MAX_ERROR_LENGTH);
+        return Reasons.fit(error, MAX_ERROR_LENGTH);
     }
 
     /**
