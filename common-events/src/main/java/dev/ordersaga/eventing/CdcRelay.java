@@ -61,6 +61,9 @@ public class CdcRelay {
 
     private static final Logger LOG = Logger.getLogger(CdcRelay.class);
     private static final String HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat";
+    private static final int KEEPALIVE_IDLE_SECONDS = 10;
+    private static final int KEEPALIVE_INTERVAL_SECONDS = 3;
+    private static final int KEEPALIVE_PROBES = 3;
     /** Records handed to Kafka and not yet acknowledged before the relay waits: bounds memory, not throughput. */
     private static final int MAX_PENDING = 10_000;
 
@@ -215,6 +218,7 @@ public class CdcRelay {
     private void supervise() {
         while (!stopping()) {
             try (Connection lockSession = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
+                probeThePeer(lockSession);
                 if (!awaitLock(lockSession)) {
                     break;
                 }
@@ -233,6 +237,22 @@ public class CdcRelay {
             }
         }
         role.set(RelayRole.STOPPED);
+    }
+
+    /**
+     * The lock is released when PostgreSQL ends the holder's session, and it ends a session whose peer is gone only when
+     * it notices: a killed process's kernel says so at once, but a host that lost power or its network says nothing,
+     * and an idle session is then noticed by TCP keepalive, after two hours with the kernel's defaults. The holder
+     * checks its session every second, so the server's side is never idle for long while it lives: probing after
+     * {@value #KEEPALIVE_IDLE_SECONDS} s of silence, every {@value #KEEPALIVE_INTERVAL_SECONDS} s, {@value
+     * #KEEPALIVE_PROBES} times, hands the stream to a standby about 20 s after its holder vanished.
+     */
+    private static void probeThePeer(Connection session) throws SQLException {
+        try (Statement st = session.createStatement()) {
+            st.execute("SET tcp_keepalives_idle = " + KEEPALIVE_IDLE_SECONDS);
+            st.execute("SET tcp_keepalives_interval = " + KEEPALIVE_INTERVAL_SECONDS);
+            st.execute("SET tcp_keepalives_count = " + KEEPALIVE_PROBES);
+        }
     }
 
     /** Polls the relay lock; true once held, false if the app is stopping. */

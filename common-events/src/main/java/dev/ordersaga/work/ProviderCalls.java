@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import java.util.function.LongSupplier;
 
 /**
  * The runtime of a service's calls to an external provider (payment's charges and refunds, shipping's carrier
@@ -40,6 +41,8 @@ public final class ProviderCalls<T> {
     private final Function<UUID, Optional<T>> claim;
     private final IntFunction<List<T>> claimDue;
     private final Consumer<T> call;
+    private final Duration maxWait;
+    private final LongSupplier nanoTime;
     private final ScheduledThreadPoolExecutor executor;
     /** Claimed calls not finished yet: their leases are running. */
     private final AtomicInteger claimedCalls = new AtomicInteger();
@@ -52,13 +55,22 @@ public final class ProviderCalls<T> {
      * @param claimDue claims up to so many due rows that no one holds, in a transaction of its own
      * @param call       makes one call and records its outcome; a failure it throws is logged and the row waits for
      *                its lease to run out
+     * @param lease    how long a claim holds its row: a claimed call that waited for a thread for over half of it is
+     *                 not made (see {@link #run})
      */
     public ProviderCalls(String name, int threads, Function<UUID, Optional<T>> claim, IntFunction<List<T>> claimDue,
-                         Consumer<T> call) {
+                         Consumer<T> call, Duration lease) {
+        this(name, threads, claim, claimDue, call, lease, System::nanoTime);
+    }
+
+    ProviderCalls(String name, int threads, Function<UUID, Optional<T>> claim, IntFunction<List<T>> claimDue,
+                  Consumer<T> call, Duration lease, LongSupplier nanoTime) {
         this.name = name;
         this.claim = claim;
         this.claimDue = claimDue;
         this.call = call;
+        this.maxWait = lease.dividedBy(2);
+        this.nanoTime = nanoTime;
         AtomicInteger count = new AtomicInteger();
         executor = new ScheduledThreadPoolExecutor(threads, runnable -> {
             Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());
@@ -137,7 +149,7 @@ public final class ProviderCalls<T> {
         try {
             claim.apply(id).ifPresent(work -> {
                 claimedCalls.incrementAndGet();
-                run(work);
+                run(work, nanoTime.getAsLong());
             });
         } catch (RuntimeException e) {
             LOG.warnf(e, "Could not claim %s %s; the sweep tries again", name, id);
@@ -146,17 +158,29 @@ public final class ProviderCalls<T> {
 
     private void start(T work) {
         claimedCalls.incrementAndGet();
+        long claimedAt = nanoTime.getAsLong();
         try {
-            executor.execute(() -> run(work));
+            executor.execute(() -> run(work, claimedAt));
         } catch (RejectedExecutionException e) {
             claimedCalls.decrementAndGet();
             LOG.infof("Stopping: a claimed %s is retried when its lease runs out", name);
         }
     }
 
-    private void run(T work) {
+    /**
+     * Makes the call, unless the claim waited for a thread for over half its lease (calls that all meet a slow provider
+     * ahead of it): a call made that late could still be under way when the lease runs out, and a row whose lease ran
+     * out counts as having no call under way, so another worker could call again, or a cancellation could find
+     * nothing at the provider and end the row while this call creates what it then no longer undoes. Left alone, the
+     * row waits for its lease to run out and the sweep claims it again.
+     */
+    private void run(T work, long claimedAt) {
         try {
-            if (!stopping) {
+            long waitedNanos = nanoTime.getAsLong() - claimedAt;
+            if (waitedNanos > maxWait.toNanos()) {
+                LOG.warnf("A claimed %s waited %d ms for a thread, over half its lease: not called now; the sweep "
+                        + "claims it again once the lease has run out", name, waitedNanos / 1_000_000);
+            } else if (!stopping) {
                 call.accept(work);
             }
         } catch (RuntimeException e) {

@@ -11,12 +11,16 @@ import java.util.Queue;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 class ProviderCallsTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(30);
 
     private final Queue<UUID> claimed = new ConcurrentLinkedQueue<>();
     private final Queue<UUID> called = new ConcurrentLinkedQueue<>();
@@ -37,7 +41,8 @@ class ProviderCallsTest {
                     throw new IllegalStateException("a call that blows up");
                 }
                 called.add(id);
-            });
+            },
+            LEASE);
 
     @AfterEach
     void stop() {
@@ -97,7 +102,8 @@ class ProviderCallsTest {
                         Thread.currentThread().interrupt();
                     }
                     called.add(id);
-                });
+                },
+                LEASE);
         try {
             slow.sweep(2);
             slow.sweep(2);
@@ -111,6 +117,46 @@ class ProviderCallsTest {
         } finally {
             provider.countDown();
             slow.stop();
+        }
+    }
+
+    @Test
+    void aClaimThatWaitedForAThreadForOverHalfItsLeaseIsNotCalledAndIsCalledWhenClaimedAgain() throws Exception {
+        // the time the runtime reads; moved on by the test while the one thread is busy
+        AtomicLong nanos = new AtomicLong();
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch provider = new CountDownLatch(1);
+        UUID blocking = UUID.randomUUID();
+        UUID queued = UUID.randomUUID();
+        ProviderCalls<UUID> oneThread = new ProviderCalls<>("one-thread", 1, Optional::of, limit -> List.of(),
+                id -> {
+                    if (id.equals(blocking)) {
+                        started.countDown();
+                        try {
+                            provider.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    called.add(id);
+                },
+                LEASE, nanos::get);
+        try {
+            oneThread.due(blocking, Instant.now(), blocking);
+            oneThread.due(queued, Instant.now(), queued);
+            assertThat(oneThread.callsUnderWay()).isEqualTo(2);
+            assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
+            nanos.addAndGet(LEASE.dividedBy(2).plusMillis(1).toNanos());
+            provider.countDown();
+            await().atMost(Duration.ofSeconds(5)).until(() -> oneThread.callsUnderWay() == 0);
+            assertThat(called).containsExactly(blocking);
+
+            // its lease ran out: the sweep's claim, made now, is called
+            oneThread.due(queued, Instant.now(), queued);
+            await().atMost(Duration.ofSeconds(5)).until(() -> called.contains(queued));
+        } finally {
+            provider.countDown();
+            oneThread.stop();
         }
     }
 

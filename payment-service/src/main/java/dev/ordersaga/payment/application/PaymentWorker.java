@@ -22,6 +22,8 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
+import java.time.Duration;
+
 /**
  * Makes the provider calls that payments owe — charge, charge status, refund — outside any transaction, on the
  * shared {@link ProviderCalls} runtime: the call is claimed (by the transaction that made it due, or later by a
@@ -49,12 +51,15 @@ public class PaymentWorker {
     @ConfigProperty(name = "payment.worker.batch-size", defaultValue = "20")
     int batchSize;
 
+    @ConfigProperty(name = "payment.worker.lease", defaultValue = "30s")
+    Duration lease;
+
     private ProviderCalls<PaymentTask> calls;
     private Counter refundFailures;
 
     @PostConstruct
     void start() {
-        calls = new ProviderCalls<>("payment-worker", threads, payments::claim, payments::claimDue, this::work);
+        calls = new ProviderCalls<>("payment-worker", threads, payments::claim, payments::claimDue, this::work, lease);
         refundFailures = Counter.builder("saga.compensation.failures")
                 .description("Compensations that failed and will be retried")
                 .tag("step", "refund")

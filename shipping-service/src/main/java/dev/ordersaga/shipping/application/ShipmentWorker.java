@@ -15,6 +15,8 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
+import java.time.Duration;
+
 /**
  * Makes the carrier calls, outside any transaction, on the shared {@link ProviderCalls} runtime: the row is claimed
  * (by the transaction that left the work, or later by a {@code FOR UPDATE SKIP LOCKED} claim with a lease), the
@@ -38,11 +40,14 @@ public class ShipmentWorker {
     @ConfigProperty(name = "shipping.worker.batch-size", defaultValue = "20")
     int batchSize;
 
+    @ConfigProperty(name = "shipping.worker.lease")
+    Duration lease;
+
     private ProviderCalls<CarrierWork> calls;
 
     @PostConstruct
     void start() {
-        calls = new ProviderCalls<>("shipment-worker", threads, shipping::claim, shipping::claimDue, this::perform);
+        calls = new ProviderCalls<>("shipment-worker", threads, shipping::claim, shipping::claimDue, this::perform, lease);
     }
 
     void stop(@Observes ShutdownEvent event) {
