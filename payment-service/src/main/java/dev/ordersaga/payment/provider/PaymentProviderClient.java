@@ -96,6 +96,12 @@ public class PaymentProviderClient {
         if (answer.status() == 402) {
             return new Declined(answer.text("reason", "declined by the provider"));
         }
+        if (answer.status() == 400 || answer.status() == 422) {
+            // read and refused as it stands: nothing was charged, and the same request, which every attempt of a
+            // payment sends, would be refused again; retried, the payment would stay CHARGING for ever
+            return new Declined("the provider refused the charge request (" + answer.status() + "): "
+                    + answer.text("error", answer.text("reason", "invalid request")));
+        }
         return new Unresolved("provider answered " + answer.status() + ": " + answer.body());
     }
 

@@ -57,6 +57,14 @@ class PaymentProviderClientTest {
     }
 
     @Test
+    void aRequestTheProviderRefusesAsItStandsIsADeclineAndNothingIsCharged() {
+        String key = UUID.randomUUID().toString();
+        assertThat(client.charge(key, BigDecimal.ZERO, "EUR", "tok_ok", "order-0")).isInstanceOfSatisfying(Declined.class,
+                d -> assertThat(d.reason()).startsWith("the provider refused the charge request (400)").contains("amount"));
+        assertThat(client.chargeStatus(key)).isInstanceOf(NotFound.class);
+    }
+
+    @Test
     void timeoutIsUnresolvedAndTheStatusQueryKnowsTheOutcome() {
         String key = UUID.randomUUID().toString();
         assertThat(client.charge(key, AMOUNT, "EUR", "tok_timeout_declined", "order-3"))
