@@ -43,6 +43,12 @@ public record Violation(Kind kind, UUID orderId, String sku, String detail) {
         NET_CHARGE("net charge wrong"),
         /** CONFIRMED: not exactly one live shipment at the carrier; CANCELLED: a live one */
         LIVE_SHIPMENTS("live shipments wrong"),
+        /**
+         * a participant's own row disagrees with the finished order, or still owes the provider a call: CONFIRMED needs
+         * the payment SUCCEEDED and the shipment CREATED; CANCELLED needs the payment DECLINED, REFUNDED or CANCELLED
+         * and the shipment CANCELLED
+         */
+        PARTICIPANT_STATE("participant's state disagrees"),
         /** an effect taken twice: a second payment/shipment/reservation row, charge, refund, carrier shipment, sighting */
         EFFECT_TWICE("effect applied twice"),
         /** an event of the order's timeline is not on its producer's topic */

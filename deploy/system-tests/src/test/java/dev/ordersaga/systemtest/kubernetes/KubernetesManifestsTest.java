@@ -277,6 +277,18 @@ class KubernetesManifestsTest {
                 .startsWith("Cluster order-saga-db role inventory_svc: needs login and replication");
     }
 
+    @Test
+    void postgresWithTooFewConnectionsForTheServicesIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml, "      max_connections: \"300\"\n", ""));
+
+        Rendered prod = render(manifests, "prod");
+        assertThat(ManifestChecks.connectionsOfTheServices(prod)).as("4 services, 2 replicas and 1 in a rolling update, "
+                + "20 pooled and 3 relay sessions each").isEqualTo(4 * 3 * 23);
+        assertThat(ManifestChecks.postgres(prod)).singleElement().asString()
+                .endsWith("max_connections leaves 97 connections to the services, which may open 276");
+    }
+
     // ------------------------------------------------------------------------------------------------ helpers
 
     private static Rendered rendered(String overlay) {

@@ -407,7 +407,35 @@ final class ManifestChecks {
         if (!parameters.path("max_slot_wal_keep_size").isTextual()) {
             problems.add(describe(cluster) + ": no max_slot_wal_keep_size, so a slot nobody reads may fill the disk");
         }
+        int connections = connectionsOfTheServices(rendered);
+        int allowed = parameters.path("max_connections").asInt(POSTGRES_DEFAULT_MAX_CONNECTIONS) - SUPERUSER_RESERVED;
+        if (allowed < connections) {
+            problems.add(describe(cluster) + ": max_connections leaves " + allowed + " connections to the services, which "
+                    + "may open " + connections);
+        }
         return problems;
+    }
+
+    /** PostgreSQL's own defaults, where the Cluster sets nothing. */
+    private static final int POSTGRES_DEFAULT_MAX_CONNECTIONS = 100;
+    private static final int SUPERUSER_RESERVED = 3;
+    /** quarkus.datasource.jdbc.max-size's default, from DB_POOL_MAX (common-events' microprofile-config.properties). */
+    private static final int DEFAULT_POOL_MAX = 20;
+    /** The relay's own sessions: its lock, Debezium's connection and its replication connection. */
+    private static final int RELAY_SESSIONS = 3;
+
+    /** What the services' pods may open at once: each replica, and one more per service in a rolling update. */
+    static int connectionsOfTheServices(Rendered rendered) {
+        int connections = 0;
+        for (JsonNode deployment : rendered.ofKind("Deployment")) {
+            if (!isSagaService(deployment)) {
+                continue;
+            }
+            JsonNode poolMax = env(deployment).get("DB_POOL_MAX");
+            int pool = poolMax == null ? DEFAULT_POOL_MAX : poolMax.path("value").asInt(DEFAULT_POOL_MAX);
+            connections += (deployment.at("/spec/replicas").asInt(1) + 1) * (pool + RELAY_SESSIONS);
+        }
+        return connections;
     }
 
     // ----------------------------------------------------------------------------------------------- services
