@@ -224,14 +224,21 @@ final class SagaSystem implements AutoCloseable {
 
     /** Restarts PostgreSQL or Kafka of the local stack (deploy/stack/*.sh), as an operator or a crash would. */
     void restartStack(String part) throws IOException, InterruptedException {
-        Path script = Path.of(System.getProperty("saga.repo.root", "../..")).resolve("deploy/stack/" + part + ".sh");
         for (String action : List.of("stop", "start")) {
-            Process p = new ProcessBuilder("bash", script.toString(), action).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(Path.of("target", "system-test-logs", name + "-stack.log").toFile()))
-                    .start();
-            if (!p.waitFor(3, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0) {
-                throw new IllegalStateException(script + " " + action + " failed; see " + name + "-stack.log");
-            }
+            stack(part, action, name);
+        }
+    }
+
+    /** Runs {@code deploy/stack/<part>.sh <action>} (postgres or kafka; stop or start), its output in a log of the run. */
+    static void stack(String part, String action, String run) throws IOException, InterruptedException {
+        Path script = Path.of(System.getProperty("saga.repo.root", "../..")).resolve("deploy/stack/" + part + ".sh");
+        Path log = Path.of("target", "system-test-logs", run + "-stack.log");
+        Files.createDirectories(log.getParent());
+        Process p = new ProcessBuilder("bash", script.toString(), action).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .start();
+        if (!p.waitFor(3, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0) {
+            throw new IllegalStateException(script + " " + action + " failed; see " + log);
         }
     }
 
