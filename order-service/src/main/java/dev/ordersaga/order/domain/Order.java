@@ -158,7 +158,7 @@ public class Order {
         order.id = id;
         order.customerId = customerId;
         order.items = new ArrayList<>(items);
-        order.total = items.stream().map(OrderItem::lineTotal).reduce(BigDecimal.ZERO, BigDecimal::add);
+        order.total = totalOf(items);
         order.currency = currency;
         order.shippingAddress = address;
         order.correlationId = correlationId;
@@ -333,6 +333,11 @@ public class Order {
             default -> throw new IllegalTransitionException(status, "confirm");
         }
         return new OrderConfirmed(total, currency);
+    }
+
+    /** What an order of these lines costs: the sum of the lines. */
+    public static BigDecimal totalOf(List<OrderItem> items) {
+        return items.stream().map(OrderItem::lineTotal).reduce(BigDecimal.ZERO, BigDecimal::add);
     }
 
     /** A step failed or someone cancelled: PENDING | STOCK_RESERVED | PAID -> COMPENSATING. */

@@ -24,12 +24,6 @@ public record CreateOrderRequest(
     /** The most digits before the point that {@code orders.total}, {@code numeric(19,4)}, holds. */
     static final int MAX_TOTAL_INTEGER_DIGITS = 15;
 
-    /** What the order costs, as the order will count it: the sum of its lines. */
-    BigDecimal total() {
-        return items.stream().map(i -> i.unitPrice().multiply(BigDecimal.valueOf(i.quantity())))
-                .reduce(BigDecimal.ZERO, BigDecimal::add);
-    }
-
     public record Item(
             @NotBlank @Size(max = 64) String sku,
             @Min(1) @Max(10_000) int quantity,

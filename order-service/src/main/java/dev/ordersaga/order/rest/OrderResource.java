@@ -3,6 +3,7 @@ package dev.ordersaga.order.rest;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.domain.Address;
@@ -68,16 +69,17 @@ public class OrderResource {
                           @Context UriInfo uriInfo) {
         String correlationId = correlationHeader == null || correlationHeader.isBlank()
                 ? Correlation.newId() : correlationHeader.strip();
-        if (correlationId.length() > 128) {
+        if (correlationId.length() > EventCodec.MAX_CORRELATION_ID) {
             throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid correlation id",
-                    Correlation.HEADER + " is longer than 128 characters");
+                    Correlation.HEADER + " is longer than " + EventCodec.MAX_CORRELATION_ID + " characters");
         }
         Optional<String> idempotencyKey = Optional.ofNullable(idempotencyHeader).map(String::strip).filter(k -> !k.isEmpty());
         if (idempotencyKey.isPresent() && idempotencyKey.get().length() > 128) {
             throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid idempotency key",
                     IDEMPOTENCY_KEY + " is longer than 128 characters");
         }
-        BigDecimal total = request.total();
+        List<OrderItem> items = request.items().stream().map(i -> new OrderItem(i.sku(), i.quantity(), i.unitPrice())).toList();
+        BigDecimal total = Order.totalOf(items);
         if (total.signum() <= 0) {
             // the payment step charges the provider, and a charge of nothing is refused there
             throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid order total",
@@ -90,8 +92,7 @@ public class OrderResource {
         }
         var a = request.shippingAddress();
         OrderService.PlaceOrder command = new OrderService.PlaceOrder(request.customerId(),
-                request.items().stream().map(i -> new OrderItem(i.sku(), i.quantity(), i.unitPrice())).toList(),
-                request.currency(), new Address(a.name(), a.line1(), a.line2(), a.city(), a.postalCode(), a.country()),
+                items, request.currency(), new Address(a.name(), a.line1(), a.line2(), a.city(), a.postalCode(), a.country()),
                 request.paymentToken(), correlationId);
         Order order;
         try (Correlation.Scope ignored = Correlation.open(correlationId, null)) {

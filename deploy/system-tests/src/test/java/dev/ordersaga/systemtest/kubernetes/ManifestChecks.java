@@ -31,6 +31,15 @@ final class ManifestChecks {
 
     /** The four services; each runs as the Deployment, Service and PodDisruptionBudget "<name>-service". */
     static final List<String> SERVICES = List.of("order", "inventory", "payment", "shipping");
+
+    /** PostgreSQL's own defaults, where the Cluster sets nothing. */
+    private static final int POSTGRES_DEFAULT_MAX_CONNECTIONS = 100;
+    private static final int SUPERUSER_RESERVED = 3;
+    /** quarkus.datasource.jdbc.max-size's default, from DB_POOL_MAX (common-events' microprofile-config.properties). */
+    private static final int DEFAULT_POOL_MAX = 20;
+    /** The relay's own sessions: its lock, Debezium's connection and its replication connection. */
+    private static final int RELAY_SESSIONS = 3;
+
     static final String READY_PATH = "/q/health/ready";
     static final String LIVE_PATH = "/q/health/live";
     static final int SERVICE_PORT = 8080;
@@ -415,14 +424,6 @@ final class ManifestChecks {
         }
         return problems;
     }
-
-    /** PostgreSQL's own defaults, where the Cluster sets nothing. */
-    private static final int POSTGRES_DEFAULT_MAX_CONNECTIONS = 100;
-    private static final int SUPERUSER_RESERVED = 3;
-    /** quarkus.datasource.jdbc.max-size's default, from DB_POOL_MAX (common-events' microprofile-config.properties). */
-    private static final int DEFAULT_POOL_MAX = 20;
-    /** The relay's own sessions: its lock, Debezium's connection and its replication connection. */
-    private static final int RELAY_SESSIONS = 3;
 
     /** What the services' pods may open at once: each replica, and one more per service in a rolling update. */
     static int connectionsOfTheServices(Rendered rendered) {
