@@ -226,10 +226,14 @@ public class ShippingService {
     @Transactional
     public void onCreatedAtCarrier(UUID shipmentId, String carrierShipmentId) {
         onShipment(shipmentId, shipment -> {
+            ShipmentStatus before = shipment.status();
             ShipmentCreated created = shipment.noteCreated(carrierShipmentId, Instant.now());
             LOG.infof("Shipment %s of order %s created at the carrier as %s", shipmentId, shipment.orderId(),
                     carrierShipmentId);
-            if (shipment.status() == ShipmentStatus.CANCELLING) {
+            if (before == ShipmentStatus.CANCELLING || before == ShipmentStatus.CANCELLED) {
+                LOG.warnf("Shipment %s of order %s: a create call landed after the order's cancellation looked for it; "
+                        + "cancelling %s at the carrier too", shipmentId, shipment.orderId(), carrierShipmentId);
+            } else if (shipment.status() == ShipmentStatus.CANCELLING) {
                 LOG.infof("Shipment %s of order %s: the order was cancelled during the call, cancelling at the carrier",
                         shipmentId, shipment.orderId());
             }
@@ -270,10 +274,16 @@ public class ShippingService {
     @Transactional
     public void onCancelledAtCarrier(UUID shipmentId, String carrierShipmentId) {
         onShipment(shipmentId, shipment -> {
-            ShipmentCancelled cancelled = shipment.noteCancelled(carrierShipmentId, Instant.now());
+            Optional<ShipmentCancelled> cancelled = shipment.noteCancelled(carrierShipmentId, Instant.now());
+            if (cancelled.isEmpty()) {
+                LOG.warnf("Shipment %s of order %s: the carrier had none when asked, but a create call landed "
+                        + "meanwhile as %s; cancelling that", shipmentId, shipment.orderId(), shipment.carrierShipmentId());
+                wakeIfDue(shipment);
+                return List.of();
+            }
             LOG.infof("Shipment %s of order %s cancelled at the carrier (%s)", shipmentId, shipment.orderId(),
                     carrierShipmentId == null ? "the carrier has none" : carrierShipmentId);
-            return List.of(cancelled);
+            return List.of(cancelled.get());
         });
     }
 

@@ -34,6 +34,7 @@ import java.util.UUID;
  * ON_HOLD -> REQUESTED                       (operator retry, attempts reset)
  * CREATED -> CANCELLING -> CANCELLED
  * PENDING | ON_HOLD | REJECTED -> CANCELLED
+ * CANCELLED -> CANCELLING                    (a create call that landed after the cancellation found nothing)
  * </pre>
  *
  * <p>The carrier is called outside any transaction. While a call is under way the row is <em>claimed</em>
@@ -227,7 +228,14 @@ public class Shipment {
         }
     }
 
-    /** The carrier created the shipment: REQUESTED -> CREATED, and on to CANCELLING if the order was cancelled meanwhile. */
+    /**
+     * The carrier created the shipment: REQUESTED -> CREATED, and on to CANCELLING if the order was cancelled meanwhile.
+     *
+     * <p>A create call whose caller lost its lease (a pause longer than the lease) can land after the cancellation
+     * looked for it by its idempotency key: while it looks (CANCELLING, the id recorded so that a "not found" does not
+     * end it) or after it found nothing (CANCELLED -> CANCELLING). Either way the shipment the carrier now holds is
+     * cancelled too; otherwise a parcel would go out for a cancelled order.
+     */
     public ShipmentCreated noteCreated(String carrierShipmentId, Instant now) {
         Objects.requireNonNull(carrierShipmentId, "carrierShipmentId");
         switch (status) {
@@ -236,6 +244,16 @@ public class Shipment {
                 status = ShipmentStatus.CREATED;
                 clearSchedule();
                 if (cancelRequested) {
+                    startCancelling(now);
+                }
+                touch(now);
+            }
+            case CANCELLING, CANCELLED -> {
+                if (!mayBeCreatedLate()) {
+                    throw illegal("noteCreated");
+                }
+                this.carrierShipmentId = carrierShipmentId;
+                if (status == ShipmentStatus.CANCELLED) {
                     startCancelling(now);
                 }
                 touch(now);
@@ -338,18 +356,26 @@ public class Shipment {
     }
 
     /**
-     * The carrier confirmed the cancellation, or has no shipment for this order: CANCELLING -> CANCELLED.
+     * The carrier confirmed the cancellation, or has no shipment for this order: CANCELLING -> CANCELLED. A lookup that
+     * found nothing while a late create call landed ({@link #noteCreated}) ends nothing: the shipment that landed is
+     * cancelled next, by its id.
      *
-     * @param carrierShipmentId the carrier's id, if the cancellation had to look it up first; may be null
+     * @param carrierShipmentId the id the cancellation cancelled (known, or looked up); null if the lookup found none
+     * @return the answer to the cancellation, unless a shipment is left to cancel
      */
-    public ShipmentCancelled noteCancelled(String carrierShipmentId, Instant now) {
-        ShipmentCancelled event;
+    public Optional<ShipmentCancelled> noteCancelled(String carrierShipmentId, Instant now) {
+        Optional<ShipmentCancelled> event;
         switch (status) {
             case CANCELLING -> {
-                if (carrierShipmentId != null) {
-                    this.carrierShipmentId = carrierShipmentId;
+                if (carrierShipmentId == null && this.carrierShipmentId != null) {
+                    startCancelling(now);
+                    event = Optional.empty();
+                } else {
+                    if (carrierShipmentId != null) {
+                        this.carrierShipmentId = carrierShipmentId;
+                    }
+                    event = Optional.of(finishCancelling());
                 }
-                event = finishCancelling();
                 touch(now);
             }
             default -> throw illegal("noteCancelled");
@@ -405,6 +431,11 @@ public class Shipment {
     private void clearSchedule() {
         nextAttemptAt = null;
         claimedUntil = null;
+    }
+
+    /** A create was requested and no carrier id is known: a create call may still land with one. */
+    private boolean mayBeCreatedLate() {
+        return causedByEventId != null && carrierShipmentId == null;
     }
 
     private boolean mayExistAtCarrier() {

@@ -6,6 +6,7 @@ package dev.ordersaga.shipping.domain;
  * ON_HOLD -> REQUESTED                       (an operator asked to retry)
  * CREATED -> CANCELLING -> CANCELLED         (compensation at the carrier)
  * PENDING | ON_HOLD | REJECTED -> CANCELLED  (nothing to undo at the carrier)
+ * CANCELLED -> CANCELLING                    (a create call that landed after the cancellation found nothing)
  * </pre>
  */
 public enum ShipmentStatus {
@@ -21,7 +22,7 @@ public enum ShipmentStatus {
     ON_HOLD,
     /** The order is cancelled: the carrier is asked to cancel the shipment (retried until it succeeds). */
     CANCELLING,
-    /** Nothing of this shipment is left at the carrier. */
+    /** Nothing of this shipment is left at the carrier, unless a create call still lands (then CANCELLING again). */
     CANCELLED;
 
     /** States in which the carrier has work to do at the row's next_attempt_at. */

@@ -198,6 +198,49 @@ class ShipmentWorkerTest {
         assertThat(shipment.isCreationUncertain()).as("the lost answer is remembered").isTrue();
     }
 
+    /**
+     * A caller claimed the row and stalled past its lease before its create call went out. The order's cancellation,
+     * meanwhile, looked the shipment up by its idempotency key, found none and was answered. Then the stalled call
+     * lands and its caller records the answer: the shipment now at the carrier is cancelled too.
+     */
+    @Test
+    void aCreateThatLandsAfterTheCancellationIsCancelledAtTheCarrier() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        String correlationId = saga.correlationId();
+        UUID shipmentId = UUID.randomUUID();
+        UUID paymentEventId = UUID.randomUUID();
+        // the claim ran out; the next attempt is far off, so that only the stalled caller creates
+        insertShipment(shipmentId, orderId, correlationId, paymentEventId, 0, Instant.now().plusSeconds(3600),
+                Instant.now().minusSeconds(1));
+        EventEnvelope<OrderCancelling> cancelling = saga.envelope(orderCancelling());
+        try (Correlation.Scope ignored = Correlation.open(correlationId, cancelling.eventId())) {
+            shipping.onOrderCancelling(cancelling, cancelling.payload(), inbox.claimOf(cancelling, cancelling.topic(),
+                    OptionalInt.of(ShipmentRepository.ORDER_LOCK_SPACE)));
+        }
+        published.await(orderId, ShipmentCancelled.class, WAIT);
+        assertThat(row(orderId).status()).isEqualTo(ShipmentStatus.CANCELLED);
+
+        var lateCall = carrierClient.create(shipmentId.toString(), orderId.toString(), ADA);
+        String carrierId = ((CarrierClient.Created) lateCall).carrierShipmentId();
+        try (Correlation.Scope ignored = Correlation.open(correlationId, paymentEventId)) {
+            shipping.onCreatedAtCarrier(shipmentId, carrierId);
+        }
+
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
+                .until(() -> published.of(orderId, ShipmentCancelled.class).size() == 2);
+        assertThat(published.typesOf(orderId)).containsExactly("ShipmentCancelled", "ShipmentCreated", "ShipmentCancelled");
+        assertThat(published.of(orderId, ShipmentCancelled.class))
+                .allSatisfy(cancelled -> assertThat(cancelled.causationId()).isEqualTo(cancelling.eventId()));
+        assertThat(carrier().shipmentsOf(orderId)).singleElement().satisfies(s -> {
+            assertThat(s.shipmentId()).isEqualTo(carrierId);
+            assertThat(s.status()).isEqualTo("cancelled");
+        });
+        Shipment done = row(orderId);
+        assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(done.carrierShipmentId()).isEqualTo(carrierId);
+    }
+
     /** Workers (threads here; replicas alike) racing for one due row: exactly one gets to call the carrier. */
     @Test
     void oneDueRowIsClaimedByOneWorkerOnly() throws Exception {

@@ -31,6 +31,8 @@ class ShipmentTest {
 
     private static final Instant NOW = Instant.parse("2030-01-01T12:00:00Z");
     private static final Duration LEASE = Duration.ofSeconds(30);
+    /** The create call's claim has run out without an answer: it may still land at the carrier. */
+    private static final Instant AFTER_LEASE = NOW.plus(LEASE).plusSeconds(1);
     private static final RetryPolicy POLICY = new RetryPolicy(5, Duration.ofMillis(200), Duration.ofSeconds(5));
     private static final UUID EVENT = UUID.fromString("00000000-0000-0000-0000-0000000000e1");
 
@@ -40,7 +42,8 @@ class ShipmentTest {
      */
     enum Situation {
         PENDING_NEW, PENDING_ORDERED, PENDING_PAID, REQUESTED, REQUESTED_IN_FLIGHT, REQUESTED_CANCEL_REQUESTED,
-        CREATED, REJECTED, ON_HOLD, CANCELLING, CANCELLED, CANCELLED_BEFORE_ORDER
+        CREATED, REJECTED, ON_HOLD, CANCELLING, CANCELLING_LOOKUP, CANCELLED, CANCELLED_AFTER_LOOKUP,
+        CANCELLED_BEFORE_ORDER
     }
 
     /** Situation x transition: the status the transition leads to, or "-" where it is refused. */
@@ -56,7 +59,9 @@ class ShipmentTest {
             REJECTED                    -                -          -            -           -            -                      -            CANCELLED  -             -
             ON_HOLD                     -                -          -            -           -            -                      REQUESTED    CANCELLED  -             -
             CANCELLING                  -                -          CANCELLING   -           -            -                      -            -          CANCELLED     CANCELLING
+            CANCELLING_LOOKUP           -                -          CANCELLING   CANCELLING  -            -                      -            -          CANCELLED     CANCELLING
             CANCELLED                   -                CANCELLED  -            -           -            -                      -            -          -             -
+            CANCELLED_AFTER_LOOKUP      -                -          -            CANCELLING  -            -                      -            -          -             -
             CANCELLED_BEFORE_ORDER      CANCELLED        CANCELLED  -            -           -            -                      -            -          -             -
             """;
 
@@ -71,7 +76,8 @@ class ShipmentTest {
         TRANSITIONS.put("noteCarrierUnavailable", s -> s.noteCarrierUnavailable("carrier answered 503", false, NOW, POLICY));
         TRANSITIONS.put("requestRetry", s -> s.requestRetry(EVENT, NOW));
         TRANSITIONS.put("cancel", s -> s.cancel(EVENT, NOW));
-        TRANSITIONS.put("noteCancelled", s -> s.noteCancelled(null, NOW));
+        // the worker's answer: the id it cancelled, or none when it looked the shipment up and the carrier had none
+        TRANSITIONS.put("noteCancelled", s -> s.noteCancelled(s.carrierShipmentId(), NOW));
         TRANSITIONS.put("noteCancelFailed", s -> s.noteCancelFailed("carrier answered 503", NOW, POLICY));
     }
 
@@ -271,8 +277,8 @@ class ShipmentTest {
         assertThat(shipment.isDue(NOW)).isTrue();
         assertThat(shipment.cancelAttempts()).isZero();
 
-        ShipmentCancelled cancelled = shipment.noteCancelled(null, NOW);
-        assertThat(cancelled).isEqualTo(new ShipmentCancelled(shipment.id().toString()));
+        Optional<ShipmentCancelled> cancelled = shipment.noteCancelled("shp_1", NOW);
+        assertThat(cancelled).contains(new ShipmentCancelled(shipment.id().toString()));
         assertThat(shipment.carrierShipmentId()).isEqualTo("shp_1");
         assertThat(shipment.nextAttemptAt()).isNull();
     }
@@ -363,6 +369,46 @@ class ShipmentTest {
     }
 
     @Test
+    void aCreateThatLandsAfterTheLookupFoundNothingIsCancelledToo() {
+        Shipment shipment = in(Situation.CANCELLED_AFTER_LOOKUP);
+
+        ShipmentCreated created = shipment.noteCreated("shp_late", AFTER_LEASE);
+
+        assertThat(created.carrierShipmentId()).isEqualTo("shp_late");
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.isDue(AFTER_LEASE)).as("cancelled at once").isTrue();
+        shipment.startAttempt(AFTER_LEASE, LEASE);
+        assertThat(shipment.noteCancelled("shp_late", AFTER_LEASE)).isPresent();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(shipment.carrierShipmentId()).isEqualTo("shp_late");
+        assertThatThrownBy(() -> shipment.noteCreated("shp_late", AFTER_LEASE))
+                .as("the same answer twice (a second worker's)").isInstanceOf(IllegalTransitionException.class);
+    }
+
+    @Test
+    void aCreateThatLandsDuringTheLookupKeepsTheCancellationGoing() {
+        Shipment shipment = in(Situation.CANCELLING_LOOKUP);
+        shipment.startAttempt(AFTER_LEASE, LEASE);
+
+        shipment.noteCreated("shp_late", AFTER_LEASE);
+        Optional<ShipmentCancelled> answer = shipment.noteCancelled(null, AFTER_LEASE);
+
+        assertThat(answer).as("the lookup's 'none' is out of date").isEmpty();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.carrierShipmentId()).isEqualTo("shp_late");
+        assertThat(shipment.isDue(AFTER_LEASE)).isTrue();
+    }
+
+    @Test
+    void aCancelledShipmentThatNeverAskedTheCarrierTakesNoCreate() {
+        for (Situation situation : List.of(Situation.CANCELLED, Situation.CANCELLED_BEFORE_ORDER, Situation.CANCELLING)) {
+            Shipment shipment = in(situation);
+            assertThatThrownBy(() -> shipment.noteCreated("shp_2", NOW)).as(situation.name())
+                    .isInstanceOf(IllegalTransitionException.class);
+        }
+    }
+
+    @Test
     void aSecondCancellationIsRefused() {
         for (Situation situation : List.of(Situation.REQUESTED_CANCEL_REQUESTED, Situation.CANCELLING, Situation.CANCELLED)) {
             Shipment shipment = in(situation);
@@ -403,9 +449,14 @@ class ShipmentTest {
                 inFlight(s).noteCreated("shp_1", NOW);
                 s.cancel(EVENT, NOW);
             }
+            case CANCELLING_LOOKUP -> inFlight(s).cancel(EVENT, AFTER_LEASE);
             case CANCELLED -> {
                 s.noteOrderCreated(address(), EVENT, NOW);
                 s.cancel(EVENT, NOW);
+            }
+            case CANCELLED_AFTER_LOOKUP -> {
+                inFlight(s).cancel(EVENT, AFTER_LEASE);
+                s.noteCancelled(null, AFTER_LEASE);
             }
             case CANCELLED_BEFORE_ORDER -> s.cancel(EVENT, NOW);
         }
