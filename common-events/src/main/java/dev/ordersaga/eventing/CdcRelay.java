@@ -131,6 +131,13 @@ public class CdcRelay {
     @ConfigProperty(name = "eventing.relay.max-batch-size", defaultValue = "1")
     int maxBatchSize;
 
+    /**
+     * How long Kafka may stay away before an event handed to it counts as failed: the engine then stops and reads
+     * everything from the last acknowledged event again once Kafka is back. Shorter only pays in restarts.
+     */
+    @ConfigProperty(name = "eventing.relay.delivery-timeout", defaultValue = "PT30S")
+    Duration deliveryTimeout;
+
 
     /**
      * Fault injection for the crash tests: hold the first batch after it was read from the log and before it is
@@ -155,6 +162,7 @@ public class CdcRelay {
     private volatile Thread supervisor;
     private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
     private volatile KafkaProducer<String, String> producer;
+    private final AtomicReference<KafkaProducer<String, String>> dropped = new AtomicReference<>();
     private PostgresTarget target;
     private Counter published;
     private Timer publishLatency;
@@ -428,14 +436,32 @@ public class CdcRelay {
     }
 
     private Future<RecordMetadata> send(ProducerRecord<String, String> record, Long committedAt) {
-        return producer.send(record, (metadata, error) -> {
+        KafkaProducer<String, String> sender = producer;
+        return sender.send(record, (metadata, error) -> {
             if (error == null) {
                 published.increment();
                 if (committedAt != null) {
                     publishLatency.record(Math.max(0, System.currentTimeMillis() - committedAt), TimeUnit.MILLISECONDS);
                 }
+            } else {
+                dropTheRestAfter(sender, error);
             }
         });
+    }
+
+    /**
+     * A send failed (its delivery timeout ran out while Kafka was away): every later record of its partition must fail
+     * too. The producer would send them, the failed one's sequence given to the next, and a later event of an order
+     * would be on the topic before an earlier one that the restarted engine publishes again. Closed without waiting,
+     * from its own callback, the producer fails what it has not sent yet; the engine reads all of it again, in order.
+     */
+    private void dropTheRestAfter(KafkaProducer<String, String> sender, Exception error) {
+        // the records it drops fail in turn, each with its own callback
+        if (dropped.getAndSet(sender) != sender) {
+            LOG.warnf("CDC relay of %s: Kafka did not take an event (%s); dropping the producer's unsent records, "
+                    + "which the restarted engine publishes again, in order", serviceName, error.toString());
+            sender.close(Duration.ZERO);
+        }
     }
 
     private static ProducerRecord<String, String> toKafka(SourceRecord source) {
@@ -454,8 +480,9 @@ public class CdcRelay {
     private Properties producerConfig() {
         Properties p = KafkaClients.producerConfig(kafkaBroker, serviceName + "-cdc-relay");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "1");
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(deliveryTimeout.toMillis()));
+        // the producer refuses a delivery timeout shorter than a request's
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(Math.min(10_000, deliveryTimeout.toMillis() / 2)));
         return p;
     }
 

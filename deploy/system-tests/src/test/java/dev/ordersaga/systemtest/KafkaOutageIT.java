@@ -1,13 +1,16 @@
 package dev.ordersaga.systemtest;
 
+import dev.ordersaga.eventing.EventHeaders;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -39,6 +42,54 @@ class KafkaOutageIT {
                 SagaSystem.stack("kafka", "start", "kafka-outage");
             }
             orderEvents.awaitKey(duringOutage.toString(), Duration.ofSeconds(120));
+        }
+    }
+
+    /**
+     * Kafka stays away longer than the relay's delivery timeout. The order's OrderCreated runs out of time first, while
+     * its OrderCancelling, handed over later, still has some; Kafka comes back in between. The producer must not send
+     * the later event on its own: the restarted relay publishes both again, and the topic must show them in the order
+     * they were committed, as consumers read them.
+     */
+    @Test
+    void anOrdersEventsStayInOrderWhenKafkaStaysAwayPastTheDeliveryTimeout() throws Exception {
+        Duration deliveryTimeout = Duration.ofSeconds(20);
+        try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS);
+             // With its only broker gone, a client forgets the cluster (it bootstraps again) and the relay's send
+             // waits for the topic's metadata, one event at a time. A cluster whose other brokers answer while a
+             // partition's leader is away keeps it, and the sends wait in the producer's buffer, where they run out
+             // of time batch after batch; without rebootstrapping this single broker is such a cluster. A batch
+             // collects a partition's events while it waits, up to its size: a busy outage fills many, and here
+             // every event is a batch of its own.
+             ServiceProcess order = ServiceProcess.start("order-service", "kafka-outage-ordering", 18181,
+                     Map.of("eventing.relay.delivery-timeout", deliveryTimeout.toString(),
+                             "kafka.metadata.recovery.strategy", "none",
+                             "kafka.batch.size", "1")).awaitReady()) {
+            order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+            // the relay's producer knows the topic's partitions, so that its sends wait in its buffer, not for metadata
+            orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+            UUID id;
+            SagaSystem.stack("kafka", "stop", "kafka-outage-ordering");
+            try {
+                id = OrderApi.placeOrder(order);
+                // the scenario's spacing, not a wait for an outcome: the cancel's event must reach the producer
+                // well after the order's, so that only the order's has run out when Kafka comes back
+                Thread.sleep(deliveryTimeout.minusSeconds(5).toMillis());
+                given().baseUri(order.baseUrl()).post("/orders/{id}/cancel", id).then().statusCode(202);
+                await("the OrderCreated ran out of delivery time").atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(200))
+                        .until(() -> order.logContains("Kafka did not acknowledge an event"));
+            } finally {
+                SagaSystem.stack("kafka", "start", "kafka-outage-ordering");
+            }
+            String key = id.toString();
+            await("the OrderCancelling on the topic").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> !orderEvents.matching(r -> key.equals(r.key())
+                            && "OrderCancelling".equals(r.header(EventHeaders.EVENT_TYPE))).isEmpty());
+            List<String> types = orderEvents.matching(r -> key.equals(r.key())).stream()
+                    .map(r -> r.header(EventHeaders.EVENT_TYPE)).toList();
+            assertThat(types).as("the order's events as a consumer reads them").startsWith("OrderCreated")
+                    .contains("OrderCancelling");
         }
     }
 }
