@@ -3,6 +3,7 @@ package dev.ordersaga.systemtest.kubernetes;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.systemtest.kubernetes.ManifestChecks.ExternalSecrets;
+import dev.ordersaga.systemtest.kubernetes.ManifestChecks.ServiceConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -13,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -39,6 +41,7 @@ class KubernetesManifestsTest {
     private static final Path MANIFESTS = REPO.resolve("deploy/kubernetes");
     private static final Path TOPICS_FILE = REPO.resolve("deploy/stack/topics.txt");
     private static final Map<String, Rendered> RENDERED = new ConcurrentHashMap<>();
+    private static final Map<String, ServiceConfig> CONFIGS = ServiceConfig.readAll(REPO);
 
     static Stream<String> overlays() throws IOException {
         try (Stream<Path> dirs = Files.list(MANIFESTS.resolve("overlays"))) {
@@ -71,6 +74,24 @@ class KubernetesManifestsTest {
     @MethodSource("overlays")
     void everyContainerHasReadinessAndLivenessProbes(String overlay) {
         assertThat(ManifestChecks.probes(rendered(overlay))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void everyServiceKeepsServingUntilItsEndpointIsGone(String overlay) {
+        assertThat(ManifestChecks.shutdownDelays(rendered(overlay), CONFIGS)).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void theGracePeriodOutlastsTheSlowestGracefulStop(String overlay) {
+        assertThat(ManifestChecks.gracePeriods(rendered(overlay), CONFIGS)).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
+    void readinessWaitsLongerThanTheDatabaseCheckWaitsForAConnection(String overlay) {
+        assertThat(ManifestChecks.readinessTimeouts(rendered(overlay), CONFIGS)).isEmpty();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -187,6 +208,58 @@ class KubernetesManifestsTest {
         assertThat(ManifestChecks.probes(render(manifests, "prod")))
                 .singleElement().asString()
                 .startsWith("Deployment shipping-service container shipping-service: livenessProbe is not GET /q/health/live");
+    }
+
+    @Test
+    void aMissingTooShortOrNotBuiltInShutdownDelayIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/order-service.yaml"), yaml -> replaceOnce(yaml,
+                "            - name: QUARKUS_SHUTDOWN_DELAY\n              value: \"10s\"\n", ""));
+        edit(manifests.resolve("base/shipping-service.yaml"),
+                yaml -> replaceOnce(yaml, "value: \"10s\"", "value: \"2s\""));
+        Map<String, ServiceConfig> configs = new LinkedHashMap<>(CONFIGS);
+        configs.put("inventory", CONFIGS.get("inventory").with("quarkus.shutdown.delay-enabled", "false"));
+
+        assertThat(ManifestChecks.shutdownDelays(render(manifests, "prod"), configs)).containsExactly(
+                "Deployment order-service: no shutdown delay (QUARKUS_SHUTDOWN_DELAY): HTTP closes while kube-proxy and "
+                        + "the ingress may still route to the pod",
+                "Deployment inventory-service: the service is built without quarkus.shutdown.delay-enabled=true, so no "
+                        + "shutdown delay is ever applied",
+                "Deployment shipping-service: shutdown delay 2 s is under 5 s, too short for kube-proxy and the ingress "
+                        + "to stop routing to the pod");
+    }
+
+    @Test
+    void aGracePeriodShorterThanTheSlowestGracefulStopIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/payment-service.yaml"), yaml -> replaceOnce(yaml,
+                "terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 45"));
+        // a longer drain lengthens the stop it is part of
+        edit(manifests.resolve("base/order-service.yaml"),
+                yaml -> replaceOnce(yaml, "value: \"10s\"", "value: \"30s\""));
+
+        assertThat(ManifestChecks.gracePeriods(render(manifests, "prod"), CONFIGS)).containsExactly(
+                "Deployment order-service: terminationGracePeriodSeconds 60 is shorter than its slowest graceful stop, "
+                        + "67 s (shutdown delay 30 s, relay 30 s, Kafka consumer 2 s, dead letters' producer 5 s)",
+                "Deployment payment-service: terminationGracePeriodSeconds 45 is shorter than its slowest graceful stop, "
+                        + "57 s (shutdown delay 10 s, relay 30 s, provider calls 10 s, Kafka consumer 2 s, "
+                        + "dead letters' producer 5 s)");
+    }
+
+    @Test
+    void aReadinessTimeoutWithinTheAcquisitionTimeoutIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/shipping-service.yaml"),
+                yaml -> replaceOnce(yaml, "timeoutSeconds: 8", "timeoutSeconds: 3"));
+        Map<String, ServiceConfig> configs = new LinkedHashMap<>(CONFIGS);
+        configs.put("order", CONFIGS.get("order")
+                .with("quarkus.datasource.jdbc.acquisition-timeout", "${DB_ACQUISITION_TIMEOUT:10s}"));
+
+        assertThat(ManifestChecks.readinessTimeouts(render(manifests, "dev"), configs)).containsExactly(
+                "Deployment order-service container order-service: readinessProbe timeoutSeconds 8 is not above the "
+                        + "datasource's acquisition timeout, 10 s, so a saturated pool takes the pod out of its Service",
+                "Deployment shipping-service container shipping-service: readinessProbe timeoutSeconds 3 is not above the "
+                        + "datasource's acquisition timeout, 5 s, so a saturated pool takes the pod out of its Service");
     }
 
     @Test

@@ -6,15 +6,20 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -40,12 +45,41 @@ final class ManifestChecks {
     /** The relay's own sessions: its lock, Debezium's connection and its replication connection. */
     private static final int RELAY_SESSIONS = 3;
 
+    /*
+     * A service's graceful stop, in the order Quarkus runs it after SIGTERM: readiness DOWN and the shutdown delay
+     * (quarkus.shutdown.delay), the wait for requests under way (quarkus.shutdown.timeout, if set), then the
+     * ShutdownEvent observers one after another, then the beans' @PreDestroy and the channels' close.
+     */
+    /**
+     * CdcRelay.onStop joins the relay's supervisor for up to 30 s. The engine's close (up to 30 s) and the producer's
+     * (10 s) run on that thread, inside the join: what is left when the join gives up ends with the JVM, which halts
+     * once the shutdown hook returns.
+     */
+    private static final Duration RELAY_STOP = Duration.ofSeconds(30);
+    /** ProviderCalls.stop (common-events) awaits the calls under way for up to 10 s: PaymentWorker, ShipmentWorker. */
+    private static final Duration PROVIDER_CALLS_STOP = Duration.ofSeconds(10);
+    /** The services whose ShutdownEvent stops provider calls (PaymentWorker.onShutdown, ShipmentWorker.stop). */
+    private static final Set<String> WITH_PROVIDER_CALLS = Set.of("payment", "shipping");
+    /** DeadLetters.close (@PreDestroy, common-events) closes its producer within 5 s. */
+    private static final Duration DEAD_LETTERS_CLOSE = Duration.ofSeconds(5);
+    /** SmallRye Kafka's ReactiveKafkaConsumer.close awaits twice the channel's default.api.timeout.ms, 1 s unless set. */
+    private static final Duration CONSUMER_CLOSE = Duration.ofSeconds(2);
+    /** Kubernetes' terminationGracePeriodSeconds where the pod sets none. */
+    private static final int DEFAULT_GRACE_PERIOD_SECONDS = 30;
+    /** Below this a drain may end before kube-proxy and the ingress controllers have dropped the pod's endpoint. */
+    private static final Duration MIN_SHUTDOWN_DELAY = Duration.ofSeconds(5);
+    /** quarkus.datasource.jdbc.acquisition-timeout's default (quarkus-agroal's DataSourceJdbcRuntimeConfig, 5S). */
+    private static final Duration DEFAULT_ACQUISITION_TIMEOUT = Duration.ofSeconds(5);
+    /** Kubernetes' probe timeoutSeconds where a probe sets none. */
+    private static final int DEFAULT_PROBE_TIMEOUT_SECONDS = 1;
+
     static final String READY_PATH = "/q/health/ready";
     static final String LIVE_PATH = "/q/health/live";
     static final int SERVICE_PORT = 8080;
     /** The pod label `kubectl logs -l app.kubernetes.io/part-of=order-saga` follows a saga by (README). */
     static final String PART_OF = "app.kubernetes.io/part-of";
 
+    private static final Pattern EXPRESSION = Pattern.compile("\\$\\{([^:}]+)(?::([^}]*))?}");
     private static final Pattern JDBC_URL = Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?/([^?]+)(\\?.*)?");
 
     private ManifestChecks() {
@@ -84,6 +118,104 @@ final class ManifestChecks {
             problems.add(where + ": " + probe + " is not GET " + path + " (found " + spec + ")");
         } else if (containerPort(container, httpGet.path("port")).isEmpty()) {
             problems.add(where + ": " + probe + " port " + httpGet.path("port") + " is none of the container's ports");
+        }
+    }
+
+    /**
+     * Every service drains before its HTTP server closes: Quarkus' shutdown delay is built in and its Deployment sets
+     * one long enough for kube-proxy and the ingress to stop routing to the pod.
+     */
+    static List<String> shutdownDelays(Rendered rendered, Map<String, ServiceConfig> configs) {
+        List<String> problems = new ArrayList<>();
+        forEachService(rendered, configs, (deployment, config) -> {
+            String where = describe(deployment);
+            if (!config.get("quarkus.shutdown.delay-enabled").map(Boolean::parseBoolean).orElse(false)) {
+                problems.add(where + ": the service is built without quarkus.shutdown.delay-enabled=true, so no "
+                        + "shutdown delay is ever applied");
+            }
+            Optional<String> delay = setting(rendered, deployment, config, "quarkus.shutdown.delay");
+            if (delay.isEmpty()) {
+                problems.add(where + ": no shutdown delay (QUARKUS_SHUTDOWN_DELAY): HTTP closes while kube-proxy and "
+                        + "the ingress may still route to the pod");
+            } else {
+                durationOf(delay.get()).ifPresentOrElse(d -> {
+                    if (d.compareTo(MIN_SHUTDOWN_DELAY) < 0) {
+                        problems.add(where + ": shutdown delay " + seconds(d) + " is under " + seconds(MIN_SHUTDOWN_DELAY)
+                                + ", too short for kube-proxy and the ingress to stop routing to the pod");
+                    }
+                }, () -> problems.add(where + ": shutdown delay '" + delay.get() + "' is not a duration"));
+            }
+        });
+        return problems;
+    }
+
+    /** Every service's grace period outlasts its slowest graceful stop, so that no stop is cut short by SIGKILL. */
+    static List<String> gracePeriods(Rendered rendered, Map<String, ServiceConfig> configs) {
+        List<String> problems = new ArrayList<>();
+        forEachService(rendered, configs, (deployment, config) -> {
+            Map<String, Duration> stop = slowestStop(rendered, deployment, config);
+            Duration total = stop.values().stream().reduce(Duration.ZERO, Duration::plus);
+            int grace = deployment.at("/spec/template/spec/terminationGracePeriodSeconds")
+                    .asInt(DEFAULT_GRACE_PERIOD_SECONDS);
+            if (Duration.ofSeconds(grace).compareTo(total) < 0) {
+                List<String> parts = new ArrayList<>();
+                stop.forEach((part, duration) -> parts.add(part + " " + seconds(duration)));
+                problems.add(describe(deployment) + ": terminationGracePeriodSeconds " + grace + " is shorter than its "
+                        + "slowest graceful stop, " + seconds(total) + " (" + String.join(", ", parts) + ")");
+            }
+        });
+        return problems;
+    }
+
+    /** The parts of a service's slowest graceful stop, in the order they run (see RELAY_STOP and what follows it). */
+    static Map<String, Duration> slowestStop(Rendered rendered, JsonNode deployment, ServiceConfig config) {
+        Map<String, Duration> stop = new LinkedHashMap<>();
+        stop.put("shutdown delay", runtimeDuration(rendered, deployment, config, "quarkus.shutdown.delay"));
+        Duration timeout = runtimeDuration(rendered, deployment, config, "quarkus.shutdown.timeout");
+        if (!timeout.isZero()) {
+            stop.put("shutdown timeout", timeout);
+        }
+        stop.put("relay", RELAY_STOP);
+        if (WITH_PROVIDER_CALLS.contains(config.service())) {
+            stop.put("provider calls", PROVIDER_CALLS_STOP);
+        }
+        stop.put("Kafka consumer", CONSUMER_CLOSE);
+        stop.put("dead letters' producer", DEAD_LETTERS_CLOSE);
+        return stop;
+    }
+
+    /**
+     * Every service's readiness probe waits longer than its database check may wait for a pooled connection: a probe
+     * that gives up sooner takes a busy, healthy pod out of its Service whenever the pool is saturated.
+     */
+    static List<String> readinessTimeouts(Rendered rendered, Map<String, ServiceConfig> configs) {
+        List<String> problems = new ArrayList<>();
+        forEachService(rendered, configs, (deployment, config) -> {
+            Duration acquisition = setting(rendered, deployment, config, "quarkus.datasource.jdbc.acquisition-timeout")
+                    .flatMap(ManifestChecks::durationOf)
+                    .orElse(DEFAULT_ACQUISITION_TIMEOUT);
+            for (JsonNode container : list(deployment.at("/spec/template/spec/containers"))) {
+                JsonNode probe = container.path("readinessProbe");
+                if (!probe.isObject()) {
+                    continue;
+                }
+                int timeout = probe.path("timeoutSeconds").asInt(DEFAULT_PROBE_TIMEOUT_SECONDS);
+                if (Duration.ofSeconds(timeout).compareTo(acquisition) <= 0) {
+                    problems.add(where(deployment, container) + ": readinessProbe timeoutSeconds " + timeout + " is not "
+                            + "above the datasource's acquisition timeout, " + seconds(acquisition)
+                            + ", so a saturated pool takes the pod out of its Service");
+                }
+            }
+        });
+        return problems;
+    }
+
+    private static void forEachService(Rendered rendered, Map<String, ServiceConfig> configs,
+                                       BiConsumer<JsonNode, ServiceConfig> check) {
+        for (String service : SERVICES) {
+            rendered.find("Deployment", service + "-service").ifPresent(deployment -> check.accept(deployment,
+                    Optional.ofNullable(configs.get(service))
+                            .orElseThrow(() -> new IllegalArgumentException("no configuration of " + service))));
         }
     }
 
@@ -603,6 +735,59 @@ final class ManifestChecks {
         return Optional.empty();
     }
 
+    /**
+     * A run-time setting of a service's pods: the Deployment's environment variable for it (MicroProfile's mapping:
+     * upper case, every other character an underscore) over the service's configuration, whose ${VAR:default} are
+     * resolved from the Deployment's environment as well.
+     */
+    static Optional<String> setting(Rendered rendered, JsonNode deployment, ServiceConfig config, String property) {
+        Map<String, JsonNode> env = env(deployment);
+        Optional<String> fromEnv = resolve(rendered, env.get(envName(property)));
+        if (fromEnv.isPresent()) {
+            return fromEnv;
+        }
+        return config.get(property)
+                .map(value -> EXPRESSION.matcher(value).replaceAll(expression -> Matcher.quoteReplacement(
+                        resolve(rendered, env.get(expression.group(1)))
+                                .orElse(expression.group(2) == null ? "" : expression.group(2)))))
+                .filter(value -> !value.isBlank());
+    }
+
+    private static Duration runtimeDuration(Rendered rendered, JsonNode deployment, ServiceConfig config,
+                                            String property) {
+        return setting(rendered, deployment, config, property).flatMap(ManifestChecks::durationOf).orElse(Duration.ZERO);
+    }
+
+    static String envName(String property) {
+        return property.replaceAll("[^A-Za-z0-9]", "_").toUpperCase(Locale.ROOT);
+    }
+
+    /** A duration as Quarkus reads one: a number of seconds, 500ms, 10s, 5m, 2h, 1d, or ISO-8601 (PT10S). */
+    static Optional<Duration> durationOf(String value) {
+        String text = value.trim();
+        try {
+            if (text.matches("-?\\d+")) {
+                return Optional.of(Duration.ofSeconds(Long.parseLong(text)));
+            }
+            if (text.matches("(?i)\\d+ms")) {
+                return Optional.of(Duration.ofMillis(Long.parseLong(text.substring(0, text.length() - 2))));
+            }
+            if (text.matches("(?i)\\d+(\\.\\d+)?[hms]")) {
+                return Optional.of(Duration.parse("PT" + text));
+            }
+            if (text.matches("(?i)\\d+d")) {
+                return Optional.of(Duration.parse("P" + text));
+            }
+            return Optional.of(Duration.parse(text));
+        } catch (DateTimeParseException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static String seconds(Duration duration) {
+        return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
+    }
+
     /** The env of a workload's first container, by name. */
     static Map<String, JsonNode> env(JsonNode workload) {
         Map<String, JsonNode> env = new LinkedHashMap<>();
@@ -681,6 +866,59 @@ final class ManifestChecks {
             return lines;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * A service's configuration as its packaged build reads it, before the Deployment's environment: common-events'
+     * shared defaults, the service's application.properties over them; in each file the %prod. entries over the plain
+     * ones, and the other profiles' left out.
+     */
+    record ServiceConfig(String service, Map<String, String> properties) {
+
+        static final String SHARED = "common-events/src/main/resources/META-INF/microprofile-config.properties";
+
+        static ServiceConfig read(Path repo, String service) {
+            Map<String, String> properties = new LinkedHashMap<>(load(repo.resolve(SHARED)));
+            properties.putAll(load(repo.resolve(service + "-service/src/main/resources/application.properties")));
+            return new ServiceConfig(service, Map.copyOf(properties));
+        }
+
+        /** The configuration of every service of SERVICES, by service. */
+        static Map<String, ServiceConfig> readAll(Path repo) {
+            Map<String, ServiceConfig> configs = new LinkedHashMap<>();
+            SERVICES.forEach(service -> configs.put(service, read(repo, service)));
+            return configs;
+        }
+
+        Optional<String> get(String property) {
+            return Optional.ofNullable(properties.get(property));
+        }
+
+        ServiceConfig with(String property, String value) {
+            Map<String, String> changed = new LinkedHashMap<>(properties);
+            changed.put(property, value);
+            return new ServiceConfig(service, Map.copyOf(changed));
+        }
+
+        private static Map<String, String> load(Path file) {
+            Properties raw = new Properties();
+            try (var in = Files.newBufferedReader(file)) {
+                raw.load(in);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            Map<String, String> plain = new LinkedHashMap<>();
+            Map<String, String> prod = new LinkedHashMap<>();
+            for (String key : raw.stringPropertyNames()) {
+                if (key.startsWith("%prod.")) {
+                    prod.put(key.substring("%prod.".length()), raw.getProperty(key));
+                } else if (!key.startsWith("%")) {
+                    plain.put(key, raw.getProperty(key));
+                }
+            }
+            plain.putAll(prod);
+            return plain;
         }
     }
 
