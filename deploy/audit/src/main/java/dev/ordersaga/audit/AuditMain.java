@@ -9,9 +9,12 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -77,26 +80,48 @@ public final class AuditMain {
         return result.clean() ? OK : VIOLATIONS;
     }
 
+    /**
+     * The order id a reference spells exactly as the services write it: UUID.fromString also takes forms such as
+     * "1-1-1-1-1", which no service writes and which the scope's exact match would not take either.
+     */
+    static Optional<UUID> orderId(String reference) {
+        if (reference == null) {
+            return Optional.empty();
+        }
+        try {
+            UUID id = UUID.fromString(reference);
+            return id.toString().equals(reference) ? Optional.of(id) : Optional.empty();
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
     private static Snapshot load(Options options, Set<UUID> orderIds, PrintStream err) {
         String scope = options.since() != null
                 ? "orders created at or after " + options.since()
                 : "the " + orderIds.size() + " order(s) listed in " + options.ordersFile();
         err.println("audit: reading the databases at " + options.pgHost() + ":" + options.pgPort() + " (" + scope + ")");
-        Databases.Rows rows = new Databases(options.pgHost(), options.pgPort(), options.pgUser(), options.pgPassword())
-                .load(options.since(), orderIds);
+        Databases databases = new Databases(options.pgHost(), options.pgPort(), options.pgUser(), options.pgPassword());
+        Databases.Rows rows = databases.load(options.since(), orderIds);
         Set<UUID> inScope = rows.orders().stream().map(Snapshot.Order::id).collect(Collectors.toCollection(LinkedHashSet::new));
         Set<String> references = inScope.stream().map(UUID::toString).collect(Collectors.toSet());
 
         err.println("audit: reading the ledgers of " + options.paymentProvider() + " and " + options.carrier());
         Ledgers ledgers = new Ledgers();
         Ledgers.PaymentLedger payments = ledgers.paymentLedger(options.paymentProvider(), references);
-        List<Snapshot.CarrierShipment> carrier = ledgers.carrierLedger(options.carrier(), references);
+        Ledgers.CarrierLedger carrier = ledgers.carrierLedger(options.carrier(), references);
+        List<Snapshot.UnmatchedEntry> unmatched = new ArrayList<>(payments.unmatched());
+        unmatched.addAll(carrier.unmatched());
+        Set<UUID> named = new HashSet<>();
+        unmatched.forEach(e -> orderId(e.reference()).ifPresent(named::add));
+        Set<UUID> existing = databases.existingOrders(named);
+        unmatched.replaceAll(e -> e.withOrderExists(orderId(e.reference()).filter(existing::contains).isPresent()));
 
         err.println("audit: reading the event topics at " + options.kafka());
         EventTopics.Read topics = new EventTopics(options.kafka()).read(inScope);
 
-        return new Snapshot(scope, rows.orders(), rows.ordersNotFound(), rows.timeline(), rows.reservations(),
-                rows.sightings(), rows.stock(), rows.payments(), rows.shipments(), payments.charges(),
-                payments.refunds(), carrier, topics.events(), topics.stats());
+        return new Snapshot(scope, options.since(), rows.orders(), rows.ordersNotFound(), rows.timeline(),
+                rows.reservations(), rows.sightings(), rows.stock(), rows.payments(), rows.shipments(),
+                payments.charges(), payments.refunds(), carrier.shipments(), unmatched, topics.events(), topics.stats());
     }
 }

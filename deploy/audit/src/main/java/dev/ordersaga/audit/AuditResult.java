@@ -15,6 +15,7 @@ import java.util.UUID;
  * @param skusChecked               SKUs touched by orders in scope that have a stock row
  * @param skusWithoutStocked        of those, SKUs whose conservation could not be checked (no stocked column)
  * @param skusWithoutStockRow       SKUs named by orders in scope that have no stock row (nothing to conserve)
+ * @param ledgers                   what the providers' ledgers hold, by what their references name
  * @param recordsRead               records read per topic, in scope or not
  * @param eventsInScope             records of orders in scope on the topics, duplicates included
  * @param undecodable               records of orders in scope without an event id
@@ -22,7 +23,7 @@ import java.util.UUID;
  *                                  information, not a violation)
  */
 public record AuditResult(String scope, int ordersInScope, Map<String, Integer> ordersByStatus, int waiting,
-                          int skusChecked, int skusWithoutStocked, int skusWithoutStockRow,
+                          int skusChecked, int skusWithoutStocked, int skusWithoutStockRow, LedgerStats ledgers,
                           Map<String, Long> recordsRead, long eventsInScope, long undecodable,
                           List<DuplicateEvent> duplicates, List<Violation> violations) {
 
@@ -31,6 +32,23 @@ public record AuditResult(String scope, int ordersInScope, Map<String, Integer> 
         recordsRead = Collections.unmodifiableMap(new LinkedHashMap<>(recordsRead));
         duplicates = List.copyOf(duplicates);
         violations = List.copyOf(violations);
+    }
+
+    /**
+     * The providers' charges, refunds and carrier shipments.
+     *
+     * @param ofOrdersInScope  entries whose reference is an order in scope
+     * @param ofOtherOrders    entries naming an order order_db has outside the scope
+     * @param ofNoOrder        entries naming no order order_db has
+     * @param notJudged        those of no order that the scope does not reach, each with its reference: no violation
+     * @param notJudgedBecause why they are not judged; null when there are none
+     */
+    public record LedgerStats(long ofOrdersInScope, long ofOtherOrders, long ofNoOrder, List<String> notJudged,
+                              String notJudgedBecause) {
+
+        public LedgerStats {
+            notJudged = List.copyOf(notJudged);
+        }
     }
 
     /** An event id seen {@code copies} times on its topic. */

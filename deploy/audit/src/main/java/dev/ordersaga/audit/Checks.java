@@ -13,6 +13,7 @@ import dev.ordersaga.audit.Snapshot.Sighting;
 import dev.ordersaga.audit.Snapshot.Stock;
 import dev.ordersaga.audit.Snapshot.TimelineEntry;
 import dev.ordersaga.audit.Snapshot.TopicEvent;
+import dev.ordersaga.audit.Snapshot.UnmatchedEntry;
 import dev.ordersaga.audit.Violation.Kind;
 import dev.ordersaga.events.EventTypes;
 import dev.ordersaga.events.InventoryEvent;
@@ -55,8 +56,9 @@ import static dev.ordersaga.audit.Violation.ofSku;
  *   <li>its events: every timeline entry on its producer's topic, and every state of every service with the event
  *       that state is published with;</li>
  * </ul>
- * and every SKU its lines touch for stocked = available + reserved + shipped, reserved = what RESERVED reservations
- * hold, shipped = what CONSUMED reservations hold.
+ * every SKU its lines touch for stocked = available + reserved + shipped, reserved = what RESERVED reservations
+ * hold, shipped = what CONSUMED reservations hold; and every ledger entry that names no order order_db has, if the
+ * scope reaches it (see {@link #orphans}).
  */
 public final class Checks {
 
@@ -82,6 +84,7 @@ public final class Checks {
             violations.addAll(events(order, index));
         }
         violations.addAll(stock(snapshot));
+        violations.addAll(orphans(snapshot, index));
 
         Map<String, Integer> byStatus = new TreeMap<>((a, b) -> {
             int ia = ORDER_STATUSES.indexOf(a);
@@ -98,7 +101,7 @@ public final class Checks {
         Set<String> withRow = checked.stream().map(Stock::sku).collect(Collectors.toSet());
         return new AuditResult(snapshot.scope(), snapshot.orders().size(), byStatus, waiting, checked.size(),
                 (int) checked.stream().filter(s -> s.stocked() == null).count(),
-                (int) touched.stream().filter(sku -> !withRow.contains(sku)).count(),
+                (int) touched.stream().filter(sku -> !withRow.contains(sku)).count(), ledgers(snapshot, index),
                 snapshot.topics().recordsRead(), snapshot.events().size(), snapshot.topics().undecodable(),
                 duplicates(snapshot), violations);
     }
@@ -197,13 +200,22 @@ public final class Checks {
         }
     }
 
-    /** A refund counts for the order whose charge it refunds: one that names this order but another's charge does not. */
+    /**
+     * A refund counts for the order whose charge it refunds: one that names this order but another's charge does not,
+     * and one of this order's charges that names another reference is not counted in its net charge.
+     */
     private static void refundsOfOtherCharges(List<Violation> found, Order order, Index index) {
         Set<String> charges = index.charges(order.id()).stream().map(ProviderCharge::chargeId).collect(Collectors.toSet());
         for (ProviderRefund r : index.refunds(order.id())) {
             if (!charges.contains(r.chargeId())) {
                 found.add(ofOrder(Kind.NET_CHARGE, order.id(), "refund " + r.refundId() + " names this order, but refunds "
                         + "charge " + r.chargeId() + ", which is not one of its charges"));
+            }
+        }
+        for (String chargeId : charges) {
+            for (UnmatchedEntry r : index.unmatchedRefundsOf(chargeId)) {
+                found.add(ofOrder(Kind.NET_CHARGE, order.id(), r.entry() + " refunds its charge " + chargeId
+                        + " but names " + describeReference(r) + ": not counted for this order"));
             }
         }
     }
@@ -523,6 +535,77 @@ public final class Checks {
         return (orders.size() == 1 ? "order " : "orders ") + String.join(", ", ids) + more;
     }
 
+    // --- ledger entries of no order in scope
+
+    /** What the scope makes of a ledger entry that names no order in scope. */
+    enum Unmatched {
+        /** a refund of a charge of an order in scope: that order's (refundsOfOtherCharges) */
+        REFUND_OF_A_CHARGE_IN_SCOPE,
+        /** names an order order_db has outside the scope: that order's business */
+        OF_ANOTHER_ORDER,
+        /** names no order order_db has, inside the window: a violation */
+        ORPHAN,
+        /** names no order order_db has, where the scope does not reach */
+        ORPHAN_NOT_JUDGED
+    }
+
+    /**
+     * An entry that names no order order_db has is money taken or given back, or a parcel made, for nothing; or one made
+     * before the window, by another run or a tool, in a sandbox that outlived it. The ledgers carry no time, so under
+     * --since it is judged only if the ledger lists it after an entry of an order in scope (made after that order was
+     * created, so inside the window); one listed before is counted, never judged: a false violation would fail a clean
+     * run. Under --orders the scope is those orders, not a time, and none is judged.
+     */
+    static Unmatched classify(UnmatchedEntry entry, Snapshot snapshot, Index index) {
+        if (entry.chargeId() != null && index.chargeInScope(entry.chargeId())) {
+            return Unmatched.REFUND_OF_A_CHARGE_IN_SCOPE;
+        } else if (entry.orderExists()) {
+            return Unmatched.OF_ANOTHER_ORDER;
+        } else if (snapshot.since() != null && entry.afterScope()) {
+            return Unmatched.ORPHAN;
+        }
+        return Unmatched.ORPHAN_NOT_JUDGED;
+    }
+
+    static List<Violation> orphans(Snapshot snapshot, Index index) {
+        List<Violation> found = new ArrayList<>();
+        for (UnmatchedEntry e : snapshot.unmatched()) {
+            if (classify(e, snapshot, index) == Unmatched.ORPHAN) {
+                found.add(Violation.ofLedgerEntry(Kind.ORPHAN_LEDGER_ENTRY, e.entry(), describeReference(e) + ": "
+                        + e.what() + "; recorded after an entry of an order in scope, so inside the window"));
+            }
+        }
+        return found;
+    }
+
+    static AuditResult.LedgerStats ledgers(Snapshot snapshot, Index index) {
+        long ofOtherOrders = 0;
+        long ofNoOrder = 0;
+        List<String> notJudged = new ArrayList<>();
+        for (UnmatchedEntry e : snapshot.unmatched()) {
+            if (e.orderExists()) {
+                ofOtherOrders++;
+            } else {
+                ofNoOrder++;
+            }
+            if (classify(e, snapshot, index) == Unmatched.ORPHAN_NOT_JUDGED) {
+                notJudged.add(e.entry() + " (" + e.what() + "), " + describeReference(e));
+            }
+        }
+        String because = notJudged.isEmpty() ? null : snapshot.since() != null
+                ? "listed before any entry of an order in scope, so possibly made before --since (the ledgers carry no time)"
+                : "--orders judges only the orders it lists (--since judges the entries of a window)";
+        return new AuditResult.LedgerStats(snapshot.charges().size() + snapshot.refunds().size()
+                + snapshot.carrierShipments().size(), ofOtherOrders, ofNoOrder, notJudged, because);
+    }
+
+    private static String describeReference(UnmatchedEntry e) {
+        if (e.reference() == null) {
+            return "no reference";
+        }
+        return "reference " + e.reference() + (e.orderExists() ? " (an order outside the scope)" : " (no order in order_db)");
+    }
+
     /** The snapshot's rows by order (ledger entries by their reference), and the event ids on each topic. */
     static final class Index {
 
@@ -533,6 +616,8 @@ public final class Checks {
         private final Map<String, List<ProviderCharge>> charges;
         private final Map<String, List<ProviderRefund>> refunds;
         private final Map<String, List<CarrierShipment>> carrierShipments;
+        private final Set<String> chargesInScope;
+        private final Map<String, List<UnmatchedEntry>> unmatchedRefunds;
         private final Map<UUID, List<TimelineEntry>> timeline;
         private final Map<UUID, List<TopicEvent>> events;
         private final Map<UUID, Set<String>> topicsByEventId = new HashMap<>();
@@ -545,6 +630,8 @@ public final class Checks {
             charges = group(s.charges(), ProviderCharge::reference);
             refunds = group(s.refunds(), ProviderRefund::reference);
             carrierShipments = group(s.carrierShipments(), CarrierShipment::reference);
+            chargesInScope = s.charges().stream().map(ProviderCharge::chargeId).collect(Collectors.toSet());
+            unmatchedRefunds = group(s.unmatched(), UnmatchedEntry::chargeId);
             timeline = group(s.timeline(), TimelineEntry::orderId);
             events = group(s.events(), TopicEvent::orderId);
             for (TopicEvent e : s.events()) {
@@ -591,6 +678,15 @@ public final class Checks {
 
         List<CarrierShipment> carrierShipments(UUID orderId) {
             return carrierShipments.getOrDefault(orderId.toString(), List.of());
+        }
+
+        boolean chargeInScope(String chargeId) {
+            return chargesInScope.contains(chargeId);
+        }
+
+        /** The refunds of the charge whose reference names no order in scope. */
+        List<UnmatchedEntry> unmatchedRefundsOf(String chargeId) {
+            return unmatchedRefunds.getOrDefault(chargeId, List.of());
         }
 
         List<TimelineEntry> timeline(UUID orderId) {

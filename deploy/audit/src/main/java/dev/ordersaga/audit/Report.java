@@ -40,6 +40,15 @@ public final class Report {
                     .append(" SKU(s): inventory_db has no stock.stocked column (migration V3 not applied)\n");
         }
 
+        AuditResult.LedgerStats ledgers = result.ledgers();
+        out.append("ledgers: ").append(entries(ledgers.ofOrdersInScope())).append(" of orders in scope, ")
+                .append(ledgers.ofOtherOrders()).append(" of orders outside the scope, ")
+                .append(ledgers.ofNoOrder()).append(" naming no order in order_db\n");
+        if (!ledgers.notJudged().isEmpty()) {
+            out.append("NOT CHECKED: ").append(entries(ledgers.notJudged().size())).append(" naming no order: ")
+                    .append(ledgers.notJudgedBecause()).append('\n');
+        }
+
         long read = result.recordsRead().values().stream().mapToLong(Long::longValue).sum();
         out.append("topics: ").append(read).append(" record(s) read");
         if (!result.recordsRead().isEmpty()) {
@@ -78,6 +87,10 @@ public final class Report {
         return out.toString();
     }
 
+    private static String entries(long count) {
+        return count + (count == 1 ? " ledger entry" : " ledger entries");
+    }
+
     public static String json(AuditResult result) {
         Map<String, Object> root = new LinkedHashMap<>();
         root.put("scope", result.scope());
@@ -90,6 +103,13 @@ public final class Report {
         stock.put("skusWithoutStockedColumn", result.skusWithoutStocked());
         stock.put("skusWithoutStockRow", result.skusWithoutStockRow());
         root.put("stock", stock);
+        Map<String, Object> ledgers = new LinkedHashMap<>();
+        ledgers.put("entriesOfOrdersInScope", result.ledgers().ofOrdersInScope());
+        ledgers.put("entriesOfOrdersOutsideScope", result.ledgers().ofOtherOrders());
+        ledgers.put("entriesNamingNoOrder", result.ledgers().ofNoOrder());
+        ledgers.put("notJudged", result.ledgers().notJudged());
+        ledgers.put("notJudgedBecause", result.ledgers().notJudgedBecause());
+        root.put("ledgers", ledgers);
         Map<String, Object> topics = new LinkedHashMap<>();
         topics.put("recordsRead", result.recordsRead());
         topics.put("eventsOfOrdersInScope", result.eventsInScope());
@@ -107,6 +127,7 @@ public final class Report {
             one.put("kind", v.kind().name());
             one.put("orderId", v.orderId() == null ? null : v.orderId().toString());
             one.put("sku", v.sku());
+            one.put("ledgerEntry", v.ledgerEntry());
             one.put("detail", v.detail());
             violations.add(one);
         }

@@ -10,10 +10,12 @@ import java.util.UUID;
 
 /**
  * Everything the audit reads, as plain values: the rows of the four databases for the orders in scope, the stock of
- * the SKUs they touch, the providers' ledger entries that reference them and their events on the four topics. The
- * loaders ({@code dev.ordersaga.audit.load}) fill it; {@link Checks} judges it without touching anything else.
+ * the SKUs they touch, the providers' ledger entries (those that reference them, and the others) and their events on
+ * the four topics. The loaders ({@code dev.ordersaga.audit.load}) fill it; {@link Checks} judges it without touching
+ * anything else.
  *
  * @param scope          what was audited, in words ("orders created at or after ...")
+ * @param since          the instant of --since; null when the scope is a list of orders (--orders)
  * @param orders         order-service's orders in scope
  * @param ordersNotFound ids asked for (--orders) that order-service does not have
  * @param timeline       order-service's saga_event rows of those orders
@@ -25,14 +27,15 @@ import java.util.UUID;
  * @param charges        the payment provider's charges whose reference is one of those orders
  * @param refunds        the payment provider's refunds whose reference is one of those orders
  * @param carrierShipments the carrier's shipments whose reference is one of those orders
+ * @param unmatched      the ledgers' other entries: their reference names no order in scope
  * @param events         every record of those orders on the four event topics, duplicates included
  * @param topics         what was read from the topics, in scope or not
  */
-public record Snapshot(String scope, List<Order> orders, List<UUID> ordersNotFound, List<TimelineEntry> timeline,
-                       List<Reservation> reservations, List<Sighting> sightings, List<Stock> stock,
+public record Snapshot(String scope, Instant since, List<Order> orders, List<UUID> ordersNotFound,
+                       List<TimelineEntry> timeline, List<Reservation> reservations, List<Sighting> sightings, List<Stock> stock,
                        List<Payment> payments, List<Shipment> shipments, List<ProviderCharge> charges,
-                       List<ProviderRefund> refunds, List<CarrierShipment> carrierShipments, List<TopicEvent> events,
-                       TopicStats topics) {
+                       List<ProviderRefund> refunds, List<CarrierShipment> carrierShipments,
+                       List<UnmatchedEntry> unmatched, List<TopicEvent> events, TopicStats topics) {
 
     public Snapshot {
         orders = List.copyOf(orders);
@@ -46,6 +49,7 @@ public record Snapshot(String scope, List<Order> orders, List<UUID> ordersNotFou
         charges = List.copyOf(charges);
         refunds = List.copyOf(refunds);
         carrierShipments = List.copyOf(carrierShipments);
+        unmatched = List.copyOf(unmatched);
         events = List.copyOf(events);
     }
 
@@ -165,6 +169,27 @@ public record Snapshot(String scope, List<Order> orders, List<UUID> ordersNotFou
 
         public boolean live() {
             return "created".equals(status);
+        }
+    }
+
+    /**
+     * An entry of a ledger whose reference names no order in scope: another order's, or no order's at all. The
+     * latter is money taken or a parcel made for nothing, unless it was made before the window being audited.
+     *
+     * @param entry       which one, e.g. "payment provider charge ch_1", "carrier shipment shp_1"
+     * @param reference   the order id it names, as the provider keeps it (any text, or null)
+     * @param chargeId    for a refund, the charge it refunds; otherwise null
+     * @param what        its amount and status, for the report
+     * @param afterScope  the provider recorded it after an entry of an order in scope, so after that order was created:
+     *                    the sandboxes list their entries in the order they made them, and a refund comes after the
+     *                    charge it refunds
+     * @param orderExists order_db has an order with exactly that id (outside the scope)
+     */
+    public record UnmatchedEntry(String entry, String reference, String chargeId, String what, boolean afterScope,
+                                 boolean orderExists) {
+
+        public UnmatchedEntry withOrderExists(boolean exists) {
+            return new UnmatchedEntry(entry, reference, chargeId, what, afterScope, exists);
         }
     }
 

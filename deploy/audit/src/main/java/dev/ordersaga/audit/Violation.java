@@ -2,32 +2,38 @@ package dev.ordersaga.audit;
 
 import java.util.Objects;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 /**
- * One broken invariant. It names the order it belongs to, or for a stock count the SKU (whose detail lists the
- * orders in scope that touch it).
+ * One broken invariant. It names the order it belongs to; for a stock count the SKU (whose detail lists the orders in
+ * scope that touch it); for a ledger entry that belongs to no order, that entry.
  */
-public record Violation(Kind kind, UUID orderId, String sku, String detail) {
+public record Violation(Kind kind, UUID orderId, String sku, String ledgerEntry, String detail) {
 
     public Violation {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(detail, "detail");
-        if ((orderId == null) == (sku == null)) {
-            throw new IllegalArgumentException("a violation names an order or a SKU");
+        if (Stream.of(orderId, sku, ledgerEntry).filter(Objects::nonNull).count() != 1) {
+            throw new IllegalArgumentException("a violation names an order, a SKU or a ledger entry");
         }
     }
 
     public static Violation ofOrder(Kind kind, UUID orderId, String detail) {
-        return new Violation(kind, orderId, null, detail);
+        return new Violation(kind, orderId, null, null, detail);
     }
 
     public static Violation ofSku(Kind kind, String sku, String detail) {
-        return new Violation(kind, null, sku, detail);
+        return new Violation(kind, null, sku, null, detail);
     }
 
-    /** "order <id>" or "sku <sku>". */
+    /** @param ledgerEntry which one, e.g. "payment provider charge ch_1" */
+    public static Violation ofLedgerEntry(Kind kind, String ledgerEntry, String detail) {
+        return new Violation(kind, null, null, ledgerEntry, detail);
+    }
+
+    /** "order <id>", "sku <sku>" or the ledger entry ("carrier shipment <id>"). */
     public String subject() {
-        return orderId != null ? "order " + orderId : "sku " + sku;
+        return orderId != null ? "order " + orderId : sku != null ? "sku " + sku : ledgerEntry;
     }
 
     public enum Kind {
@@ -39,7 +45,10 @@ public record Violation(Kind kind, UUID orderId, String sku, String detail) {
         RESERVATION_STATE("reservation in the wrong state"),
         /** CONFIRMED, and the consumed reservation holds other quantities than the order's lines */
         RESERVATION_ITEMS("reservation differs from the order"),
-        /** CONFIRMED: succeeded charges minus refunds differ from the total; CANCELLED: they are not zero */
+        /**
+         * CONFIRMED: succeeded charges minus refunds differ from the total; CANCELLED: they are not zero; either: a
+         * refund names the order but refunds another's charge, or refunds one of its charges but names another reference
+         */
         NET_CHARGE("net charge wrong"),
         /** CONFIRMED: not exactly one live shipment at the carrier; CANCELLED: a live one */
         LIVE_SHIPMENTS("live shipments wrong"),
@@ -51,6 +60,11 @@ public record Violation(Kind kind, UUID orderId, String sku, String detail) {
         PARTICIPANT_STATE("participant's state disagrees"),
         /** an effect taken twice: a second payment/shipment/reservation row, charge, refund, carrier shipment, sighting */
         EFFECT_TWICE("effect applied twice"),
+        /**
+         * a charge, refund or carrier shipment whose reference names no order order_db has, recorded inside the --since
+         * window: money taken, given back or a parcel made for nothing
+         */
+        ORPHAN_LEDGER_ENTRY("ledger entry of no order"),
         /** an event of the order's timeline is not on its producer's topic */
         EVENT_NOT_ON_TOPIC("timeline event missing from its topic"),
         /** a service's state says it published an event that is not on its topic */

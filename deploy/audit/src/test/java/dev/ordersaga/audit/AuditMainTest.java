@@ -35,6 +35,16 @@ class AuditMainTest {
     }
 
     @Test
+    void aReferenceIsAnOrderIdOnlyAsTheServicesSpellIt() {
+        java.util.UUID id = java.util.UUID.randomUUID();
+        assertThat(AuditMain.orderId(id.toString())).contains(id);
+        assertThat(AuditMain.orderId("1-1-1-1-1")).isEmpty();
+        assertThat(AuditMain.orderId(id.toString().toUpperCase())).isEmpty();
+        assertThat(AuditMain.orderId("manual-test")).isEmpty();
+        assertThat(AuditMain.orderId(null)).isEmpty();
+    }
+
+    @Test
     void anUnreachableDatabaseExitsTwo() throws Exception {
         int port;
         try (ServerSocket free = new ServerSocket(0)) {

@@ -11,6 +11,7 @@ import dev.ordersaga.audit.Snapshot.Sighting;
 import dev.ordersaga.audit.Snapshot.Stock;
 import dev.ordersaga.audit.Snapshot.TimelineEntry;
 import dev.ordersaga.audit.Snapshot.TopicEvent;
+import dev.ordersaga.audit.Snapshot.UnmatchedEntry;
 import dev.ordersaga.audit.Violation.Kind;
 import dev.ordersaga.events.Topics;
 import org.junit.jupiter.api.Nested;
@@ -27,6 +28,7 @@ import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
+import static org.assertj.core.api.Assertions.tuple;
 
 class ChecksTest {
 
@@ -57,6 +59,7 @@ class ChecksTest {
             assertThat(result.waiting()).isEqualTo(1);
             assertThat(result.skusChecked()).isEqualTo(6);
             assertThat(result.duplicates()).isEmpty();
+            assertThat(result.ledgers()).isEqualTo(new AuditResult.LedgerStats(9, 0, 0, List.of(), null));
         }
 
         @Test
@@ -308,6 +311,89 @@ class ChecksTest {
         void anEffectTakenTwiceIsReported(String fault, String named, Function<World, UUID> breakIt) {
             UUID order = breakIt.apply(world);
             assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).startsWith("2 ").contains(named);
+        }
+    }
+
+    @Nested
+    class LedgerEntriesOfNoOrderInScope {
+
+        /** A ghost: an order id order_db does not have. */
+        final String ghost = UUID.randomUUID().toString();
+
+        @Test
+        void aChargeForAnOrderNobodyHasIsMoneyTakenForNothing() {
+            world.everyKind();
+            world.unmatched.add(new UnmatchedEntry("payment provider charge ch_ghost", ghost, null, "21.00 EUR, succeeded",
+                    true, false));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).hasSize(1);
+            Violation v = result.violations().get(0);
+            assertThat(v.kind()).isEqualTo(Kind.ORPHAN_LEDGER_ENTRY);
+            assertThat(v.subject()).isEqualTo("payment provider charge ch_ghost");
+            assertThat(v.detail()).isEqualTo("reference " + ghost + " (no order in order_db): 21.00 EUR, succeeded; "
+                    + "recorded after an entry of an order in scope, so inside the window");
+            assertThat(result.ledgers().ofNoOrder()).isEqualTo(1);
+        }
+
+        @Test
+        void aCarrierShipmentForAnOrderNobodyHasIsAParcelMadeForNothing() {
+            world.everyKind();
+            world.unmatched.add(new UnmatchedEntry("carrier shipment shp_ghost", ghost, null, "created", true, false));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).extracting(Violation::kind, Violation::subject)
+                    .containsExactly(tuple(Kind.ORPHAN_LEDGER_ENTRY, "carrier shipment shp_ghost"));
+            assertThat(result.violations().get(0).detail()).startsWith("reference " + ghost + " (no order in order_db): created");
+        }
+
+        @Test
+        void underSinceOnlyEntriesListedAfterAnEntryOfAnOrderInScopeAreInsideTheWindow() {
+            // the ledgers carry no time: one listed before any entry of an order in scope may be older than --since
+            world.everyKind();
+            world.unmatched.add(new UnmatchedEntry("payment provider charge ch_before", "manual-test", null,
+                    "5.00 EUR, succeeded", false, false));
+            world.unmatched.add(new UnmatchedEntry("payment provider charge ch_after", ghost, null,
+                    "5.00 EUR, succeeded", true, false));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).extracting(Violation::kind, Violation::subject)
+                    .containsExactly(tuple(Kind.ORPHAN_LEDGER_ENTRY, "payment provider charge ch_after"));
+            assertThat(result.ledgers().ofNoOrder()).isEqualTo(2);
+            assertThat(result.ledgers().notJudged()).singleElement().asString()
+                    .contains("ch_before").contains("reference manual-test");
+            assertThat(result.ledgers().notJudgedBecause()).contains("possibly made before --since");
+        }
+
+        @Test
+        void anEntryOfAnOrderOutsideTheScopeIsCountedNotJudged() {
+            // an order placed before --since, charged after the window's first order
+            world.everyKind();
+            String older = UUID.randomUUID().toString();
+            world.unmatched.add(new UnmatchedEntry("payment provider charge ch_older", older, null,
+                    "21.00 EUR, succeeded", true, true));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.ledgers().ofOtherOrders()).isEqualTo(1);
+            assertThat(result.ledgers().notJudged()).isEmpty();
+        }
+
+        @Test
+        void underOrdersNoEntryOfNoOrderIsJudged() {
+            world.everyKind();
+            world.since = null;
+            world.unmatched.add(new UnmatchedEntry("carrier shipment shp_ghost", ghost, null, "created", true, false));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.ledgers().notJudged()).hasSize(1);
+            assertThat(result.ledgers().notJudgedBecause()).contains("--orders");
+        }
+
+        @Test
+        void aRefundOfAnOrdersChargeThatNamesAnotherReferenceIsNoRefundOfThatOrder() {
+            UUID order = world.confirmed();
+            world.unmatched.add(new UnmatchedEntry("payment provider refund re_x", ghost, "ch_" + order,
+                    "21.00 EUR of charge ch_" + order, true, false));
+            assertThat(onlyViolation(Kind.NET_CHARGE, order).detail())
+                    .isEqualTo("payment provider refund re_x refunds its charge ch_" + order + " but names reference "
+                            + ghost + " (no order in order_db): not counted for this order");
         }
     }
 

@@ -3,6 +3,7 @@ package dev.ordersaga.audit;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ordersaga.audit.Snapshot.TopicEvent;
+import dev.ordersaga.audit.Snapshot.UnmatchedEntry;
 import org.junit.jupiter.api.Test;
 
 import java.util.UUID;
@@ -18,6 +19,7 @@ class ReportTest {
         assertThat(text).contains("order-saga audit: a test world")
                 .contains("orders in scope: 6 (PAID 1, CONFIRMED 1, CANCELLED 4); waiting for an operator: 1")
                 .contains("stock: 6 SKU(s) checked")
+                .contains("ledgers: 9 ledger entries of orders in scope, 0 of orders outside the scope, 0 naming no order in order_db")
                 .contains("duplicates on topics (info, at-least-once): none")
                 .contains("violations: 0")
                 .endsWith("OK: no violation\n");
@@ -53,5 +55,28 @@ class ReportTest {
         assertThat(json.path("topics").path("duplicates").get(0).path("eventId").asText())
                 .isEqualTo(created.eventId().toString());
         assertThat(json.path("topics").path("recordsRead").path("order.events").asLong()).isEqualTo(4);
+    }
+
+    @Test
+    void aLedgerEntryOfNoOrderIsALineWithTheEntryAndThoseNotJudgedAreCounted() throws Exception {
+        World world = new World();
+        world.confirmed();
+        world.unmatched.add(new UnmatchedEntry("carrier shipment shp_9", "ghost", null, "created", true, false));
+        world.unmatched.add(new UnmatchedEntry("payment provider charge ch_0", "manual-test", null, "5.00 EUR, succeeded",
+                false, false));
+        AuditResult result = world.audit();
+
+        assertThat(Report.text(result))
+                .contains("ledgers: 2 ledger entries of orders in scope, 0 of orders outside the scope, 2 naming no order in order_db\n"
+                        + "NOT CHECKED: 1 ledger entry naming no order: listed before any entry of an order in scope")
+                .contains("violations: 1 (ORPHAN_LEDGER_ENTRY 1)")
+                .contains("VIOLATION carrier shipment shp_9 ORPHAN_LEDGER_ENTRY: reference ghost (no order in order_db)");
+
+        JsonNode json = new ObjectMapper().readTree(Report.json(result));
+        assertThat(json.path("violations").get(0).path("ledgerEntry").asText()).isEqualTo("carrier shipment shp_9");
+        assertThat(json.path("violations").get(0).path("orderId").isNull()).isTrue();
+        assertThat(json.path("ledgers").path("entriesNamingNoOrder").asLong()).isEqualTo(2);
+        assertThat(json.path("ledgers").path("notJudged").get(0).asText())
+                .isEqualTo("payment provider charge ch_0 (5.00 EUR, succeeded), reference manual-test (no order in order_db)");
     }
 }

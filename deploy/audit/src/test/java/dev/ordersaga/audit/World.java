@@ -14,6 +14,7 @@ import dev.ordersaga.audit.Snapshot.Stock;
 import dev.ordersaga.audit.Snapshot.TimelineEntry;
 import dev.ordersaga.audit.Snapshot.TopicEvent;
 import dev.ordersaga.audit.Snapshot.TopicStats;
+import dev.ordersaga.audit.Snapshot.UnmatchedEntry;
 import dev.ordersaga.events.Topics;
 
 import java.math.BigDecimal;
@@ -35,6 +36,10 @@ final class World {
 
     static final String PRICE = "10.50";
     static final int SPARE = 7;
+    static final Instant PLACED_AT = Instant.parse("2026-01-31T10:15:00Z");
+
+    /** The audit's --since (the world's orders are placed at that instant); null: the scope is a list (--orders). */
+    Instant since = PLACED_AT;
 
     final List<Order> orders = new ArrayList<>();
     final List<UUID> ordersNotFound = new ArrayList<>();
@@ -46,6 +51,8 @@ final class World {
     final List<ProviderCharge> charges = new ArrayList<>();
     final List<ProviderRefund> refunds = new ArrayList<>();
     final List<CarrierShipment> carrierShipments = new ArrayList<>();
+    /** Ledger entries whose reference names no order of the world: none in a clean one. */
+    final List<UnmatchedEntry> unmatched = new ArrayList<>();
     final List<TopicEvent> events = new ArrayList<>();
     /** Stock rows that replace the clean ones (derived from the reservations) for their SKU. */
     final Map<String, Stock> stockOverrides = new LinkedHashMap<>();
@@ -179,7 +186,7 @@ final class World {
 
     private UUID placed(String sku, int quantity) {
         UUID order = UUID.randomUUID();
-        orders.add(new Order(order, "PENDING", total(quantity), "EUR", null, Instant.parse("2026-01-31T10:15:00Z"),
+        orders.add(new Order(order, "PENDING", total(quantity), "EUR", null, PLACED_AT,
                 List.of(new Line(sku, quantity)), Facts.none()));
         publish(order, Topics.ORDER_EVENTS, "OrderCreated");
         sightings.add(new Sighting(order, eventOf(order, "OrderCreated").eventId()));
@@ -268,8 +275,8 @@ final class World {
         stock.putAll(stockOverrides);
         Map<String, Long> read = new LinkedHashMap<>();
         Topics.EVENT_TOPICS.forEach(t -> read.put(t, events.stream().filter(e -> e.topic().equals(t)).count()));
-        return new Snapshot("a test world", orders, ordersNotFound, timeline, reservations, sightings,
-                List.copyOf(stock.values()), payments, shipments, charges, refunds, carrierShipments, events,
+        return new Snapshot("a test world", since, orders, ordersNotFound, timeline, reservations, sightings,
+                List.copyOf(stock.values()), payments, shipments, charges, refunds, carrierShipments, unmatched, events,
                 new TopicStats(read, 0));
     }
 

@@ -90,6 +90,28 @@ public final class Databases {
         return new Rows(orders, notFound, timeline, reservations, sightings, stock, payments, shipments);
     }
 
+    /**
+     * The orders of order_db, in scope or not, among the given ids: read after the ledgers, so that an order created
+     * while the audit read them is known too.
+     */
+    public Set<UUID> existingOrders(Collection<UUID> ids) {
+        Set<UUID> existing = new HashSet<>();
+        if (ids.isEmpty()) {
+            return existing;
+        }
+        read("order_db", c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT id FROM orders WHERE id = ANY(?)")) {
+                ps.setArray(1, uuids(c, ids));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        existing.add(rs.getObject("id", UUID.class));
+                    }
+                }
+            }
+        });
+        return existing;
+    }
+
     @FunctionalInterface
     private interface Reading {
         void from(Connection connection) throws SQLException;

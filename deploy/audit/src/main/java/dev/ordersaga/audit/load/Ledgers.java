@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.ordersaga.audit.Snapshot.CarrierShipment;
 import dev.ordersaga.audit.Snapshot.ProviderCharge;
 import dev.ordersaga.audit.Snapshot.ProviderRefund;
+import dev.ordersaga.audit.Snapshot.UnmatchedEntry;
 
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -21,6 +22,7 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -29,6 +31,11 @@ import java.util.Set;
  * "refunds": [...]}}) and of the carrier ({@code {"shipments": [...]}}). The sandboxes keep them in memory, so they
  * are only there while the sandboxes that served the orders run; an unreachable ledger is an error, never an empty
  * ledger.
+ *
+ * <p>The entries carry no time, but the sandboxes list them in the order they made them (their books are insertion
+ * ordered, and a later change such as a late settlement or a cancellation keeps an entry's place). That order is the
+ * only clock the audit has for an entry that names no order in scope: one listed after an entry of an order in scope
+ * was made after that order was created.
  */
 public final class Ledgers {
 
@@ -38,8 +45,13 @@ public final class Ledgers {
             .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
             .build();
 
-    /** The payment provider's entries whose reference is an order in scope. */
-    public record PaymentLedger(List<ProviderCharge> charges, List<ProviderRefund> refunds) {
+    /** The payment provider's entries whose reference is an order in scope, and the others. */
+    public record PaymentLedger(List<ProviderCharge> charges, List<ProviderRefund> refunds,
+                                List<UnmatchedEntry> unmatched) {
+    }
+
+    /** The carrier's shipments whose reference is an order in scope, and the others. */
+    public record CarrierLedger(List<CarrierShipment> shipments, List<UnmatchedEntry> unmatched) {
     }
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -48,7 +60,7 @@ public final class Ledgers {
         return parsePaymentLedger(get("payment provider", base), references);
     }
 
-    public List<CarrierShipment> carrierLedger(URI base, Set<String> references) {
+    public CarrierLedger carrierLedger(URI base, Set<String> references) {
         return parseCarrierLedger(get("carrier", base), references);
     }
 
@@ -81,32 +93,60 @@ public final class Ledgers {
     static PaymentLedger parsePaymentLedger(String body, Set<String> references) {
         JsonNode root = tree(body, "payment provider", "charges", "refunds");
         List<ProviderCharge> charges = new ArrayList<>();
+        List<UnmatchedEntry> unmatched = new ArrayList<>();
+        Set<String> chargesAfterScope = new HashSet<>();
+        boolean scopeSeen = false;
         for (JsonNode c : root.path("charges")) {
-            if (references.contains(c.path("reference").asText())) {
-                charges.add(new ProviderCharge(text(c, "chargeId"), text(c, "idempotencyKey"), text(c, "reference"),
+            String reference = text(c, "reference");
+            if (inScope(references, reference)) {
+                charges.add(new ProviderCharge(text(c, "chargeId"), text(c, "idempotencyKey"), reference,
                         amount(c), text(c, "currency"), text(c, "status")));
+                scopeSeen = true;
+            } else {
+                String what = amount(c).toPlainString() + " " + text(c, "currency") + ", " + text(c, "status");
+                unmatched.add(new UnmatchedEntry("payment provider charge " + text(c, "chargeId"), reference, null,
+                        what, scopeSeen, false));
+            }
+            if (scopeSeen) {
+                chargesAfterScope.add(text(c, "chargeId"));
             }
         }
         List<ProviderRefund> refunds = new ArrayList<>();
+        scopeSeen = false;
         for (JsonNode r : root.path("refunds")) {
-            if (references.contains(r.path("reference").asText())) {
+            String reference = text(r, "reference");
+            if (inScope(references, reference)) {
                 refunds.add(new ProviderRefund(text(r, "refundId"), text(r, "idempotencyKey"), text(r, "chargeId"),
-                        text(r, "reference"), amount(r), text(r, "currency")));
+                        reference, amount(r), text(r, "currency")));
+                scopeSeen = true;
+            } else {
+                String chargeId = text(r, "chargeId");
+                String what = amount(r).toPlainString() + " " + text(r, "currency") + " of charge " + chargeId;
+                // a refund is made after the charge it refunds
+                unmatched.add(new UnmatchedEntry("payment provider refund " + text(r, "refundId"), reference, chargeId,
+                        what, scopeSeen || chargesAfterScope.contains(chargeId), false));
             }
         }
-        return new PaymentLedger(charges, refunds);
+        return new PaymentLedger(charges, refunds, unmatched);
     }
 
-    static List<CarrierShipment> parseCarrierLedger(String body, Set<String> references) {
+    static CarrierLedger parseCarrierLedger(String body, Set<String> references) {
         JsonNode root = tree(body, "carrier", "shipments");
         List<CarrierShipment> shipments = new ArrayList<>();
+        List<UnmatchedEntry> unmatched = new ArrayList<>();
+        boolean scopeSeen = false;
         for (JsonNode s : root.path("shipments")) {
-            if (references.contains(s.path("reference").asText())) {
-                shipments.add(new CarrierShipment(text(s, "shipmentId"), text(s, "idempotencyKey"), text(s, "reference"),
+            String reference = text(s, "reference");
+            if (inScope(references, reference)) {
+                shipments.add(new CarrierShipment(text(s, "shipmentId"), text(s, "idempotencyKey"), reference,
                         text(s, "status")));
+                scopeSeen = true;
+            } else {
+                unmatched.add(new UnmatchedEntry("carrier shipment " + text(s, "shipmentId"), reference, null,
+                        text(s, "status"), scopeSeen, false));
             }
         }
-        return shipments;
+        return new CarrierLedger(shipments, unmatched);
     }
 
     private static JsonNode tree(String body, String who, String... arrays) {
@@ -135,5 +175,10 @@ public final class Ledgers {
             throw new LoadException("a ledger entry has no numeric amount: " + node);
         }
         return value.decimalValue();
+    }
+
+    /** Set.of throws on contains(null), and an entry without a reference names no order anyway. */
+    private static boolean inScope(Set<String> references, String reference) {
+        return reference != null && references.contains(reference);
     }
 }

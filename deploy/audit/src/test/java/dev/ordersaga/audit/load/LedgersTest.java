@@ -3,6 +3,7 @@ package dev.ordersaga.audit.load;
 import dev.ordersaga.audit.Snapshot.CarrierShipment;
 import dev.ordersaga.audit.Snapshot.ProviderCharge;
 import dev.ordersaga.audit.Snapshot.ProviderRefund;
+import dev.ordersaga.audit.Snapshot.UnmatchedEntry;
 import org.junit.jupiter.api.Test;
 
 import java.net.ServerSocket;
@@ -49,9 +50,51 @@ class LedgersTest {
 
     @Test
     void theCarrierLedgerKeepsTheShipmentsOfOrdersInScope() {
-        List<CarrierShipment> shipments = Ledgers.parseCarrierLedger(CARRIER_LEDGER, Set.of(ORDER, OTHER));
+        List<CarrierShipment> shipments = Ledgers.parseCarrierLedger(CARRIER_LEDGER, Set.of(ORDER, OTHER)).shipments();
         assertThat(shipments).extracting(CarrierShipment::shipmentId).containsExactly("shp_1", "shp_2");
         assertThat(shipments).extracting(CarrierShipment::live).containsExactly(true, false);
+    }
+
+    @Test
+    void theOtherPaymentEntriesAreKeptWithWhetherTheyCameAfterAnEntryOfAnOrderInScope() {
+        String ledger = """
+                {"charges": [
+                   {"chargeId": "ch_0", "idempotencyKey": "k0", "reference": "manual-test", "amount": 5.00,
+                    "currency": "EUR", "status": "succeeded"},
+                   {"chargeId": "ch_1", "idempotencyKey": "k1", "reference": "%1$s", "amount": 21.00, "currency": "EUR",
+                    "status": "succeeded"},
+                   {"chargeId": "ch_2", "idempotencyKey": "k2", "reference": "%2$s", "amount": 5.25, "currency": "EUR",
+                    "status": "declined"}],
+                 "refunds": [
+                   {"refundId": "re_0", "idempotencyKey": "r0", "chargeId": "ch_0", "reference": "manual-test",
+                    "amount": 5.00, "currency": "EUR"},
+                   {"refundId": "re_2", "idempotencyKey": "r2", "chargeId": "ch_2", "reference": "%2$s",
+                    "amount": 1.00, "currency": "EUR"}]}
+                """.formatted(ORDER, OTHER);
+        Ledgers.PaymentLedger parsed = Ledgers.parsePaymentLedger(ledger, Set.of(ORDER));
+        assertThat(parsed.charges()).extracting(ProviderCharge::chargeId).containsExactly("ch_1");
+        // re_2 comes first among the refunds, but after its charge, which came after ch_1
+        assertThat(parsed.unmatched()).containsExactly(
+                new UnmatchedEntry("payment provider charge ch_0", "manual-test", null, "5.00 EUR, succeeded", false, false),
+                new UnmatchedEntry("payment provider charge ch_2", OTHER, null, "5.25 EUR, declined", true, false),
+                new UnmatchedEntry("payment provider refund re_0", "manual-test", "ch_0", "5.00 EUR of charge ch_0", false,
+                        false),
+                new UnmatchedEntry("payment provider refund re_2", OTHER, "ch_2", "1.00 EUR of charge ch_2", true, false));
+    }
+
+    @Test
+    void theOtherCarrierShipmentsAreKeptWithWhetherTheyCameAfterOneOfAnOrderInScope() {
+        String ledger = """
+                {"shipments": [
+                   {"shipmentId": "shp_0", "idempotencyKey": "s-0", "reference": "%2$s", "status": "cancelled"},
+                   {"shipmentId": "shp_1", "idempotencyKey": "s-1", "reference": "%1$s", "status": "created"},
+                   {"shipmentId": "shp_2", "idempotencyKey": "s-2", "status": "created"}]}
+                """.formatted(ORDER, OTHER);
+        Ledgers.CarrierLedger parsed = Ledgers.parseCarrierLedger(ledger, Set.of(ORDER));
+        assertThat(parsed.shipments()).extracting(CarrierShipment::shipmentId).containsExactly("shp_1");
+        assertThat(parsed.unmatched()).containsExactly(
+                new UnmatchedEntry("carrier shipment shp_0", OTHER, null, "cancelled", false, false),
+                new UnmatchedEntry("carrier shipment shp_2", null, null, "created", true, false));
     }
 
     @Test
