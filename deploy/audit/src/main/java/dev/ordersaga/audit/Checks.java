@@ -16,6 +16,7 @@ import dev.ordersaga.audit.Snapshot.TopicEvent;
 import dev.ordersaga.audit.Snapshot.UnmatchedEntry;
 import dev.ordersaga.audit.Violation.Kind;
 import dev.ordersaga.events.EventTypes;
+import dev.ordersaga.events.Ids;
 import dev.ordersaga.events.InventoryEvent;
 import dev.ordersaga.events.OrderEvent;
 import dev.ordersaga.events.PaymentEvent;
@@ -24,6 +25,7 @@ import dev.ordersaga.events.ShippingEvent;
 import dev.ordersaga.events.Topics;
 
 import java.math.BigDecimal;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -32,6 +34,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -550,21 +553,34 @@ public final class Checks {
     }
 
     /**
-     * An entry that names no order order_db has is money taken or given back, or a parcel made, for nothing; or one made
-     * before the window, by another run or a tool, in a sandbox that outlived it. The ledgers carry no time, so under
-     * --since it is judged only if the ledger lists it after an entry of an order in scope (made after that order was
-     * created, so inside the window); one listed before is counted, never judged: a false violation would fail a clean
-     * run. Under --orders the scope is those orders, not a time, and none is judged.
+     * An entry that names no order order_db has is money taken or given back, or a parcel made, for nothing; or one
+     * for an order id from somewhere else: another run's or a tool's, in a sandbox that outlived them, or an event
+     * forged by a test. Only an id order-service could have minted inside the window is judged: it mints version 7
+     * UUIDs, whose first bits are the millisecond they were made in, so such an id made at or after --since and missing
+     * from order_db is an order the system lost or made up. Under --orders the scope is those orders, not a time, and
+     * none is judged.
      */
     static Unmatched classify(UnmatchedEntry entry, Snapshot snapshot, Index index) {
         if (entry.chargeId() != null && index.chargeInScope(entry.chargeId())) {
             return Unmatched.REFUND_OF_A_CHARGE_IN_SCOPE;
         } else if (entry.orderExists()) {
             return Unmatched.OF_ANOTHER_ORDER;
-        } else if (snapshot.since() != null && entry.afterScope()) {
+        } else if (snapshot.since() != null && mintedAt(entry.reference()).filter(t -> !t.isBefore(snapshot.since()))
+                .isPresent()) {
             return Unmatched.ORPHAN;
         }
         return Unmatched.ORPHAN_NOT_JUDGED;
+    }
+
+    /** When order-service would have minted the reference as an order id: none if it is no version 7 UUID. */
+    static Optional<Instant> mintedAt(String reference) {
+        try {
+            UUID id = UUID.fromString(reference);
+            return id.version() == 7 && id.toString().equals(reference)
+                    ? Optional.of(Instant.ofEpochMilli(Ids.unixMillisOf(id))) : Optional.empty();
+        } catch (IllegalArgumentException | NullPointerException e) {
+            return Optional.empty();
+        }
     }
 
     static List<Violation> orphans(Snapshot snapshot, Index index) {
@@ -572,7 +588,8 @@ public final class Checks {
         for (UnmatchedEntry e : snapshot.unmatched()) {
             if (classify(e, snapshot, index) == Unmatched.ORPHAN) {
                 found.add(Violation.ofLedgerEntry(Kind.ORPHAN_LEDGER_ENTRY, e.entry(), describeReference(e) + ": "
-                        + e.what() + "; recorded after an entry of an order in scope, so inside the window"));
+                        + e.what() + "; an order id minted at " + mintedAt(e.reference()).orElseThrow()
+                        + ", inside the window"));
             }
         }
         return found;
@@ -593,7 +610,7 @@ public final class Checks {
             }
         }
         String because = notJudged.isEmpty() ? null : snapshot.since() != null
-                ? "listed before any entry of an order in scope, so possibly made before --since (the ledgers carry no time)"
+                ? "not an order id minted inside the window (order-service mints version 7 UUIDs, which carry their time)"
                 : "--orders judges only the orders it lists (--since judges the entries of a window)";
         return new AuditResult.LedgerStats(snapshot.charges().size() + snapshot.refunds().size()
                 + snapshot.carrierShipments().size(), ofOtherOrders, ofNoOrder, notJudged, because);

@@ -180,16 +180,12 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
      * @param reference   the order id it names, as the provider keeps it (any text, or null)
      * @param chargeId    for a refund, the charge it refunds; otherwise null
      * @param what        its amount and status, for the report
-     * @param afterScope  the provider recorded it after an entry of an order in scope, so after that order was created:
-     *                    the sandboxes list their entries in the order they made them, and a refund comes after the
-     *                    charge it refunds
      * @param orderExists order_db has an order with exactly that id (outside the scope)
      */
-    public record UnmatchedEntry(String entry, String reference, String chargeId, String what, boolean afterScope,
-                                 boolean orderExists) {
+    public record UnmatchedEntry(String entry, String reference, String chargeId, String what, boolean orderExists) {
 
         public UnmatchedEntry withOrderExists(boolean exists) {
-            return new UnmatchedEntry(entry, reference, chargeId, what, afterScope, exists);
+            return new UnmatchedEntry(entry, reference, chargeId, what, exists);
         }
     }
 

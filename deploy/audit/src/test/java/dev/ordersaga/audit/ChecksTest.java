@@ -13,6 +13,7 @@ import dev.ordersaga.audit.Snapshot.TimelineEntry;
 import dev.ordersaga.audit.Snapshot.TopicEvent;
 import dev.ordersaga.audit.Snapshot.UnmatchedEntry;
 import dev.ordersaga.audit.Violation.Kind;
+import dev.ordersaga.events.Ids;
 import dev.ordersaga.events.Topics;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -317,28 +318,28 @@ class ChecksTest {
     @Nested
     class LedgerEntriesOfNoOrderInScope {
 
-        /** A ghost: an order id order_db does not have. */
-        final String ghost = UUID.randomUUID().toString();
+        /** A ghost: an order id minted inside the window that order_db does not have. */
+        final String ghost = Ids.timeOrdered(world.since.plusSeconds(1).toEpochMilli()).toString();
 
         @Test
         void aChargeForAnOrderNobodyHasIsMoneyTakenForNothing() {
             world.everyKind();
             world.unmatched.add(new UnmatchedEntry("payment provider charge ch_ghost", ghost, null, "21.00 EUR, succeeded",
-                    true, false));
+                    false));
             AuditResult result = world.audit();
             assertThat(result.violations()).hasSize(1);
             Violation v = result.violations().get(0);
             assertThat(v.kind()).isEqualTo(Kind.ORPHAN_LEDGER_ENTRY);
             assertThat(v.subject()).isEqualTo("payment provider charge ch_ghost");
             assertThat(v.detail()).isEqualTo("reference " + ghost + " (no order in order_db): 21.00 EUR, succeeded; "
-                    + "recorded after an entry of an order in scope, so inside the window");
+                    + "an order id minted at " + world.since.plusSeconds(1) + ", inside the window");
             assertThat(result.ledgers().ofNoOrder()).isEqualTo(1);
         }
 
         @Test
         void aCarrierShipmentForAnOrderNobodyHasIsAParcelMadeForNothing() {
             world.everyKind();
-            world.unmatched.add(new UnmatchedEntry("carrier shipment shp_ghost", ghost, null, "created", true, false));
+            world.unmatched.add(new UnmatchedEntry("carrier shipment shp_ghost", ghost, null, "created", false));
             AuditResult result = world.audit();
             assertThat(result.violations()).extracting(Violation::kind, Violation::subject)
                     .containsExactly(tuple(Kind.ORPHAN_LEDGER_ENTRY, "carrier shipment shp_ghost"));
@@ -346,20 +347,25 @@ class ChecksTest {
         }
 
         @Test
-        void underSinceOnlyEntriesListedAfterAnEntryOfAnOrderInScopeAreInsideTheWindow() {
-            // the ledgers carry no time: one listed before any entry of an order in scope may be older than --since
+        void underSinceOnlyOrderIdsMintedInsideTheWindowAreJudged() {
+            // an id minted before --since (a test's leftover work), a random one (a forged event), free text (a tool)
             world.everyKind();
-            world.unmatched.add(new UnmatchedEntry("payment provider charge ch_before", "manual-test", null,
-                    "5.00 EUR, succeeded", false, false));
+            String before = Ids.timeOrdered(world.since.minusSeconds(1).toEpochMilli()).toString();
+            world.unmatched.add(new UnmatchedEntry("payment provider charge ch_before", before, null,
+                    "5.00 EUR, succeeded", false));
+            world.unmatched.add(new UnmatchedEntry("payment provider charge ch_forged", UUID.randomUUID().toString(), null,
+                    "5.00 EUR, succeeded", false));
+            world.unmatched.add(new UnmatchedEntry("payment provider charge ch_manual", "manual-test", null,
+                    "5.00 EUR, succeeded", false));
             world.unmatched.add(new UnmatchedEntry("payment provider charge ch_after", ghost, null,
-                    "5.00 EUR, succeeded", true, false));
+                    "5.00 EUR, succeeded", false));
             AuditResult result = world.audit();
             assertThat(result.violations()).extracting(Violation::kind, Violation::subject)
                     .containsExactly(tuple(Kind.ORPHAN_LEDGER_ENTRY, "payment provider charge ch_after"));
-            assertThat(result.ledgers().ofNoOrder()).isEqualTo(2);
-            assertThat(result.ledgers().notJudged()).singleElement().asString()
-                    .contains("ch_before").contains("reference manual-test");
-            assertThat(result.ledgers().notJudgedBecause()).contains("possibly made before --since");
+            assertThat(result.ledgers().ofNoOrder()).isEqualTo(4);
+            assertThat(result.ledgers().notJudged()).hasSize(3);
+            assertThat(result.ledgers().notJudged().get(2)).contains("ch_manual").contains("reference manual-test");
+            assertThat(result.ledgers().notJudgedBecause()).contains("not an order id minted inside the window");
         }
 
         @Test
@@ -368,7 +374,7 @@ class ChecksTest {
             world.everyKind();
             String older = UUID.randomUUID().toString();
             world.unmatched.add(new UnmatchedEntry("payment provider charge ch_older", older, null,
-                    "21.00 EUR, succeeded", true, true));
+                    "21.00 EUR, succeeded", true));
             AuditResult result = world.audit();
             assertThat(result.violations()).isEmpty();
             assertThat(result.ledgers().ofOtherOrders()).isEqualTo(1);
@@ -379,7 +385,7 @@ class ChecksTest {
         void underOrdersNoEntryOfNoOrderIsJudged() {
             world.everyKind();
             world.since = null;
-            world.unmatched.add(new UnmatchedEntry("carrier shipment shp_ghost", ghost, null, "created", true, false));
+            world.unmatched.add(new UnmatchedEntry("carrier shipment shp_ghost", ghost, null, "created", false));
             AuditResult result = world.audit();
             assertThat(result.violations()).isEmpty();
             assertThat(result.ledgers().notJudged()).hasSize(1);
@@ -390,7 +396,7 @@ class ChecksTest {
         void aRefundOfAnOrdersChargeThatNamesAnotherReferenceIsNoRefundOfThatOrder() {
             UUID order = world.confirmed();
             world.unmatched.add(new UnmatchedEntry("payment provider refund re_x", ghost, "ch_" + order,
-                    "21.00 EUR of charge ch_" + order, true, false));
+                    "21.00 EUR of charge ch_" + order, false));
             assertThat(onlyViolation(Kind.NET_CHARGE, order).detail())
                     .isEqualTo("payment provider refund re_x refunds its charge ch_" + order + " but names reference "
                             + ghost + " (no order in order_db): not counted for this order");

@@ -22,7 +22,6 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -31,11 +30,6 @@ import java.util.Set;
  * "refunds": [...]}}) and of the carrier ({@code {"shipments": [...]}}). The sandboxes keep them in memory, so they
  * are only there while the sandboxes that served the orders run; an unreachable ledger is an error, never an empty
  * ledger.
- *
- * <p>The entries carry no time, but the sandboxes list them in the order they made them (their books are insertion
- * ordered, and a later change such as a late settlement or a cancellation keeps an entry's place). That order is the
- * only clock the audit has for an entry that names no order in scope: one listed after an entry of an order in scope
- * was made after that order was created.
  */
 public final class Ledgers {
 
@@ -94,37 +88,28 @@ public final class Ledgers {
         JsonNode root = tree(body, "payment provider", "charges", "refunds");
         List<ProviderCharge> charges = new ArrayList<>();
         List<UnmatchedEntry> unmatched = new ArrayList<>();
-        Set<String> chargesAfterScope = new HashSet<>();
-        boolean scopeSeen = false;
         for (JsonNode c : root.path("charges")) {
             String reference = text(c, "reference");
             if (inScope(references, reference)) {
                 charges.add(new ProviderCharge(text(c, "chargeId"), text(c, "idempotencyKey"), reference,
                         amount(c), text(c, "currency"), text(c, "status")));
-                scopeSeen = true;
             } else {
                 String what = amount(c).toPlainString() + " " + text(c, "currency") + ", " + text(c, "status");
                 unmatched.add(new UnmatchedEntry("payment provider charge " + text(c, "chargeId"), reference, null,
-                        what, scopeSeen, false));
-            }
-            if (scopeSeen) {
-                chargesAfterScope.add(text(c, "chargeId"));
+                        what, false));
             }
         }
         List<ProviderRefund> refunds = new ArrayList<>();
-        scopeSeen = false;
         for (JsonNode r : root.path("refunds")) {
             String reference = text(r, "reference");
             if (inScope(references, reference)) {
                 refunds.add(new ProviderRefund(text(r, "refundId"), text(r, "idempotencyKey"), text(r, "chargeId"),
                         reference, amount(r), text(r, "currency")));
-                scopeSeen = true;
             } else {
                 String chargeId = text(r, "chargeId");
                 String what = amount(r).toPlainString() + " " + text(r, "currency") + " of charge " + chargeId;
-                // a refund is made after the charge it refunds
                 unmatched.add(new UnmatchedEntry("payment provider refund " + text(r, "refundId"), reference, chargeId,
-                        what, scopeSeen || chargesAfterScope.contains(chargeId), false));
+                        what, false));
             }
         }
         return new PaymentLedger(charges, refunds, unmatched);
@@ -134,16 +119,14 @@ public final class Ledgers {
         JsonNode root = tree(body, "carrier", "shipments");
         List<CarrierShipment> shipments = new ArrayList<>();
         List<UnmatchedEntry> unmatched = new ArrayList<>();
-        boolean scopeSeen = false;
         for (JsonNode s : root.path("shipments")) {
             String reference = text(s, "reference");
             if (inScope(references, reference)) {
                 shipments.add(new CarrierShipment(text(s, "shipmentId"), text(s, "idempotencyKey"), reference,
                         text(s, "status")));
-                scopeSeen = true;
             } else {
                 unmatched.add(new UnmatchedEntry("carrier shipment " + text(s, "shipmentId"), reference, null,
-                        text(s, "status"), scopeSeen, false));
+                        text(s, "status"), false));
             }
         }
         return new CarrierLedger(shipments, unmatched);
