@@ -409,6 +409,8 @@ public class Shipment {
     /** No create call is under way: answer the cancellation now, or check at the carrier first if one may exist. */
     private Optional<ShipmentCancelled> abandonForCancellation(Instant now) {
         if (mayExistAtCarrier()) {
+            // a claim that ran out without an answer: whatever the look-up finds was created without a ShipmentCreated
+            creationUncertain |= claimedUntil != null;
             startCancelling(now);
             return Optional.empty();
         }
