@@ -165,6 +165,7 @@ public class CdcRelay {
     private final AtomicReference<KafkaProducer<String, String>> dropped = new AtomicReference<>();
     private PostgresTarget target;
     private Counter published;
+    private Counter slotsLost;
     private Timer publishLatency;
 
     void onStart(@Observes StartupEvent event) {
@@ -175,6 +176,7 @@ public class CdcRelay {
         }
         target = PostgresTarget.fromJdbcUrl(jdbcUrl, dbUser, dbPassword);
         published = meters.counter("saga.relay.published");
+        slotsLost = meters.counter("saga.relay.slot.lost");
         publishLatency = Timer.builder("saga.relay.commit.to.publish").publishPercentiles(0.5, 0.99).register(meters);
         supervisor = new Thread(this::supervise, "cdc-relay-" + serviceName);
         supervisor.start();
@@ -291,7 +293,9 @@ public class CdcRelay {
 
     /**
      * Publication and slot exist before the engine starts: an engine that creates its slot itself does so
-     * asynchronously, and rows committed before the slot exists would never be streamed.
+     * asynchronously, and rows committed before the slot exists would never be streamed. A slot PostgreSQL invalidated
+     * is replaced, loudly: the outbox keeps no rows, so what the lost WAL held cannot be read again, and waiting for an
+     * operator would only lose more.
      */
     private void prepareSlot(Connection session) throws SQLException {
         try (Statement st = session.createStatement()) {
@@ -299,6 +303,17 @@ public class CdcRelay {
                 // inserts only: the outbox deletes its rows in the inserting transaction
                 st.execute("CREATE PUBLICATION " + publicationName() + " FOR TABLE outbox WITH (publish = 'insert')");
                 LOG.infof("Created publication %s", publicationName());
+            }
+            if (slotLost(session)) {
+                slotsLost.increment();
+                LOG.errorf("ALERT CDC relay of %s: replication slot %s is invalidated: PostgreSQL removed WAL it still "
+                        + "needed (max_slot_wal_keep_size), and the events committed after the last one it published "
+                        + "are lost with it; their sagas stop and are listed as stalled. Re-creating the slot at once: "
+                        + "every event committed while it stays invalidated would be lost too", serviceName, slotName());
+                try (PreparedStatement drop = session.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
+                    drop.setString(1, slotName());
+                    drop.execute();
+                }
             }
             if (!exists(session, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ?", slotName())) {
                 try (PreparedStatement create = session.prepareStatement("SELECT pg_create_logical_replication_slot(?, 'pgoutput')")) {
@@ -310,6 +325,12 @@ public class CdcRelay {
                 LOG.infof("Created replication slot %s (forgot %d stale offset rows)", slotName(), forgotten);
             }
         }
+    }
+
+    /** The slot can never stream again: no reader can resume from a position whose WAL is gone. */
+    private boolean slotLost(Connection session) throws SQLException {
+        return exists(session, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ? AND wal_status = 'lost'",
+                slotName());
     }
 
     private static boolean exists(Connection session, String sql, String name) throws SQLException {

@@ -1,0 +1,139 @@
+package dev.ordersaga.systemtest;
+
+import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelled;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.TestStack;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * PostgreSQL invalidates a replication slot whose reader stays away until the WAL it still needs outgrows
+ * {@code max_slot_wal_keep_size}. Such a slot can never stream again: the relay replaces it and raises the alarm, and
+ * the service's events flow again; what the removed WAL held is lost, as the alarm says.
+ */
+class RelaySlotLostIT {
+
+    private static final String SLOT = "order_outbox";
+
+    @Test
+    void anInvalidatedSlotIsReplacedAndTheOutboxStreamsAgain() throws Exception {
+        try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS)) {
+            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-lost-order-1", 18181, Map.of())
+                    .awaitReady()) {
+                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+                orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+            }
+            // committed while no relay reads the slot, and then removed with the WAL that held it
+            UUID lost = UUID.randomUUID();
+            OutboxRows.commit("order_db", EventEnvelope.of(lost, "slot-lost-" + lost, null, new OrderCancelled("lost")));
+            invalidate(SLOT);
+
+            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-lost-order-2", 18181, Map.of())
+                    .awaitReady()) {
+                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+                UUID after = OrderApi.placeOrder(order);
+                orderEvents.awaitKey(after.toString(), Duration.ofSeconds(30));
+                assertThat(order.logContains("ALERT CDC relay of order: replication slot order_outbox is invalidated"))
+                        .isTrue();
+                String metrics = given().baseUri(order.baseUrl()).get("/q/metrics").then().statusCode(200)
+                        .extract().asString();
+                assertThat(metrics).containsPattern("(?m)^saga_relay_slot_lost_total(\\{[^}]*})? 1\\.0$");
+            }
+            assertThat(walStatus(SLOT)).isIn("reserved", "extended");
+            assertThat(orderEvents.matching(r -> lost.toString().equals(r.key()))).as("the removed WAL's event").isEmpty();
+        }
+    }
+
+    /**
+     * Moves the WAL on by a segment and the other slots with it, as their relays would move them (their services are
+     * not running): the test's fault is this slot's alone. Then lets PostgreSQL keep 1 MB of WAL for a slot, less than
+     * a segment, and checkpoints until the checkpoint has invalidated the slot, which is a segment behind.
+     */
+    private static void invalidate(String slot) throws SQLException {
+        try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement()) {
+            await("the other slots a segment ahead of " + slot).atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(500)).until(() -> {
+                        st.execute("SELECT pg_logical_emit_message(false, 'relay-slot-lost-it', 'wal')");
+                        st.execute("SELECT pg_switch_wal()");
+                        // a logical slot's restart point moves only to a snapshot of running transactions in the WAL,
+                        // which a checkpoint writes
+                        st.execute("CHECKPOINT");
+                        keepUp(slot);
+                        return othersInTheCurrentSegment(slot) && !inTheCurrentSegment(slot);
+                    });
+            st.execute("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
+            st.execute("SELECT pg_reload_conf()");
+            try {
+                await("slot " + slot + " invalidated").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500))
+                        .until(() -> {
+                            st.execute("CHECKPOINT");
+                            return "lost".equals(walStatus(slot));
+                        });
+            } finally {
+                st.execute("ALTER SYSTEM RESET max_slot_wal_keep_size");
+                st.execute("SELECT pg_reload_conf()");
+            }
+        }
+    }
+
+    private static boolean othersInTheCurrentSegment(String except) throws SQLException {
+        return Databases.count("order_db", """
+                SELECT count(*) FROM pg_replication_slots
+                WHERE slot_type = 'logical' AND slot_name <> ? AND wal_status <> 'lost'
+                  AND pg_walfile_name(restart_lsn) <> pg_walfile_name(pg_current_wal_lsn())""", except) == 0;
+    }
+
+    private static boolean inTheCurrentSegment(String slot) throws SQLException {
+        return Databases.count("order_db", """
+                SELECT count(*) FROM pg_replication_slots
+                WHERE slot_name = ? AND pg_walfile_name(restart_lsn) = pg_walfile_name(pg_current_wal_lsn())""", slot) > 0;
+    }
+
+    /** Advances every idle logical slot but the given one to the end of the WAL, each from its own database. */
+    private static void keepUp(String except) throws SQLException {
+        List<String[]> idle = new ArrayList<>();
+        try (Connection c = TestStack.connect("order_db"); PreparedStatement ps = c.prepareStatement("""
+                SELECT slot_name, database FROM pg_replication_slots
+                WHERE slot_type = 'logical' AND NOT active AND slot_name <> ? AND wal_status <> 'lost'""")) {
+            ps.setString(1, except);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    idle.add(new String[] {rs.getString(1), rs.getString(2)});
+                }
+            }
+        }
+        for (String[] slot : idle) {
+            try (Connection c = TestStack.connect(slot[1]);
+                 PreparedStatement ps = c.prepareStatement("SELECT pg_replication_slot_advance(?, pg_current_wal_lsn())")) {
+                ps.setString(1, slot[0]);
+                ps.execute();
+            }
+        }
+    }
+
+    private static String walStatus(String slot) throws SQLException {
+        try (Connection c = TestStack.connect("order_db");
+             PreparedStatement ps = c.prepareStatement("SELECT wal_status FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+}
