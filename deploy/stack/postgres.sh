@@ -187,6 +187,13 @@ start() {
 
   [ "$(psql_admin -tAc 'SHOW wal_level')" = logical ] ||
     die "wal_level is not logical although $PG_CONF sets it: is it overridden by postgresql.auto.conf (ALTER SYSTEM)?"
+  # RelaySlotLostIT lowers this with ALTER SYSTEM for a moment; a run killed meanwhile must not leave every idle
+  # slot a checkpoint away from being invalidated.
+  if [ -n "$(psql_admin -tAc "SELECT 1 FROM pg_file_settings WHERE name = 'max_slot_wal_keep_size' AND sourcefile LIKE '%postgresql.auto.conf'")" ]; then
+    log "resetting max_slot_wal_keep_size left by ALTER SYSTEM"
+    psql_admin -tAc 'ALTER SYSTEM RESET max_slot_wal_keep_size' >/dev/null
+    psql_admin -tAc 'SELECT pg_reload_conf()' >/dev/null
+  fi
   ensure_roles_and_databases
   summary
 }

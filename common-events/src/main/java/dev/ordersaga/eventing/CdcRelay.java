@@ -310,6 +310,8 @@ public class CdcRelay {
                         + "needed (max_slot_wal_keep_size), and the events committed after the last one it published "
                         + "are lost with it; their sagas stop and are listed as stalled. Re-creating the slot at once: "
                         + "every event committed while it stays invalidated would be lost too", serviceName, slotName());
+                // first, so that a crash before the new slot exists leaves no offset of the old one behind
+                st.executeUpdate("DELETE FROM cdc_offset");
                 try (PreparedStatement drop = session.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
                     drop.setString(1, slotName());
                     drop.execute();

@@ -61,8 +61,9 @@ class RelaySlotLostIT {
     }
 
     /**
-     * Moves the WAL on by a segment and the other slots with it, as their relays would move them (their services are
-     * not running): the test's fault is this slot's alone. Then lets PostgreSQL keep 1 MB of WAL for a slot, less than
+     * Moves the WAL on by a segment and the other services' slots with it, as their relays would move them (their
+     * services are not running): the test's fault is this slot's alone. A run killed while the setting is lowered
+     * leaves it in postgresql.auto.conf, which deploy/stack/postgres.sh resets on its next start. Then lets PostgreSQL keep 1 MB of WAL for a slot, less than
      * a segment, and checkpoints until the checkpoint has invalidated the slot, which is a segment behind.
      */
     private static void invalidate(String slot) throws SQLException {
@@ -77,9 +78,9 @@ class RelaySlotLostIT {
                         keepUp(slot);
                         return othersInTheCurrentSegment(slot) && !inTheCurrentSegment(slot);
                     });
-            st.execute("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
-            st.execute("SELECT pg_reload_conf()");
             try {
+                st.execute("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
+                st.execute("SELECT pg_reload_conf()");
                 await("slot " + slot + " invalidated").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500))
                         .until(() -> {
                             st.execute("CHECKPOINT");
@@ -95,7 +96,7 @@ class RelaySlotLostIT {
     private static boolean othersInTheCurrentSegment(String except) throws SQLException {
         return Databases.count("order_db", """
                 SELECT count(*) FROM pg_replication_slots
-                WHERE slot_type = 'logical' AND slot_name <> ? AND wal_status <> 'lost'
+                WHERE slot_name LIKE '%\\_outbox' AND slot_name <> ? AND wal_status <> 'lost'
                   AND pg_walfile_name(restart_lsn) <> pg_walfile_name(pg_current_wal_lsn())""", except) == 0;
     }
 
@@ -105,12 +106,16 @@ class RelaySlotLostIT {
                 WHERE slot_name = ? AND pg_walfile_name(restart_lsn) = pg_walfile_name(pg_current_wal_lsn())""", slot) > 0;
     }
 
-    /** Advances every idle logical slot but the given one to the end of the WAL, each from its own database. */
+    /**
+     * Advances the other services' idle slots to the end of the WAL, each from its own database, and forgets their
+     * stored offsets as their relays would have moved them: Debezium refuses to start from an offset its slot has
+     * passed.
+     */
     private static void keepUp(String except) throws SQLException {
         List<String[]> idle = new ArrayList<>();
         try (Connection c = TestStack.connect("order_db"); PreparedStatement ps = c.prepareStatement("""
                 SELECT slot_name, database FROM pg_replication_slots
-                WHERE slot_type = 'logical' AND NOT active AND slot_name <> ? AND wal_status <> 'lost'""")) {
+                WHERE slot_name LIKE '%\\_outbox' AND NOT active AND slot_name <> ? AND wal_status <> 'lost'""")) {
             ps.setString(1, except);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -120,9 +125,11 @@ class RelaySlotLostIT {
         }
         for (String[] slot : idle) {
             try (Connection c = TestStack.connect(slot[1]);
-                 PreparedStatement ps = c.prepareStatement("SELECT pg_replication_slot_advance(?, pg_current_wal_lsn())")) {
+                 PreparedStatement ps = c.prepareStatement("SELECT pg_replication_slot_advance(?, pg_current_wal_lsn())");
+                 Statement forget = c.createStatement()) {
                 ps.setString(1, slot[0]);
                 ps.execute();
+                forget.executeUpdate("DELETE FROM cdc_offset");
             }
         }
     }
