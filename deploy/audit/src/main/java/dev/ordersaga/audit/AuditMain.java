@@ -14,7 +14,6 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -80,22 +79,6 @@ public final class AuditMain {
         return result.clean() ? OK : VIOLATIONS;
     }
 
-    /**
-     * The order id a reference spells exactly as the services write it: UUID.fromString also takes forms such as
-     * "1-1-1-1-1", which no service writes and which the scope's exact match would not take either.
-     */
-    static Optional<UUID> orderId(String reference) {
-        if (reference == null) {
-            return Optional.empty();
-        }
-        try {
-            UUID id = UUID.fromString(reference);
-            return id.toString().equals(reference) ? Optional.of(id) : Optional.empty();
-        } catch (IllegalArgumentException e) {
-            return Optional.empty();
-        }
-    }
-
     private static Snapshot load(Options options, Set<UUID> orderIds, PrintStream err) {
         String scope = options.since() != null
                 ? "orders created at or after " + options.since()
@@ -113,9 +96,9 @@ public final class AuditMain {
         List<Snapshot.UnmatchedEntry> unmatched = new ArrayList<>(payments.unmatched());
         unmatched.addAll(carrier.unmatched());
         Set<UUID> named = new HashSet<>();
-        unmatched.forEach(e -> orderId(e.reference()).ifPresent(named::add));
+        unmatched.forEach(e -> Checks.orderId(e.reference()).ifPresent(named::add));
         Set<UUID> existing = databases.existingOrders(named);
-        unmatched.replaceAll(e -> e.withOrderExists(orderId(e.reference()).filter(existing::contains).isPresent()));
+        unmatched.replaceAll(e -> e.withOrderExists(Checks.orderId(e.reference()).filter(existing::contains).isPresent()));
 
         err.println("audit: reading the event topics at " + options.kafka());
         EventTopics.Read topics = new EventTopics(options.kafka()).read(inScope);

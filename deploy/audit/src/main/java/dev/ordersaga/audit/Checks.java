@@ -574,11 +574,21 @@ public final class Checks {
 
     /** When order-service would have minted the reference as an order id: none if it is no version 7 UUID. */
     static Optional<Instant> mintedAt(String reference) {
+        return orderId(reference).filter(id -> id.version() == 7).map(id -> Instant.ofEpochMilli(Ids.unixMillisOf(id)));
+    }
+
+    /**
+     * The order id a reference spells exactly as the services write it: UUID.fromString also takes forms such as
+     * "1-1-1-1-1", which no service writes and which the scope's exact match would not take either.
+     */
+    static Optional<UUID> orderId(String reference) {
+        if (reference == null) {
+            return Optional.empty();
+        }
         try {
             UUID id = UUID.fromString(reference);
-            return id.version() == 7 && id.toString().equals(reference)
-                    ? Optional.of(Instant.ofEpochMilli(Ids.unixMillisOf(id))) : Optional.empty();
-        } catch (IllegalArgumentException | NullPointerException e) {
+            return id.toString().equals(reference) ? Optional.of(id) : Optional.empty();
+        } catch (IllegalArgumentException e) {
             return Optional.empty();
         }
     }

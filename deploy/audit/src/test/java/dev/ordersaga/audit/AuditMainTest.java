@@ -37,11 +37,11 @@ class AuditMainTest {
     @Test
     void aReferenceIsAnOrderIdOnlyAsTheServicesSpellIt() {
         java.util.UUID id = java.util.UUID.randomUUID();
-        assertThat(AuditMain.orderId(id.toString())).contains(id);
-        assertThat(AuditMain.orderId("1-1-1-1-1")).isEmpty();
-        assertThat(AuditMain.orderId(id.toString().toUpperCase())).isEmpty();
-        assertThat(AuditMain.orderId("manual-test")).isEmpty();
-        assertThat(AuditMain.orderId(null)).isEmpty();
+        assertThat(Checks.orderId(id.toString())).contains(id);
+        assertThat(Checks.orderId("1-1-1-1-1")).isEmpty();
+        assertThat(Checks.orderId(id.toString().toUpperCase())).isEmpty();
+        assertThat(Checks.orderId("manual-test")).isEmpty();
+        assertThat(Checks.orderId(null)).isEmpty();
     }
 
     @Test

@@ -150,11 +150,7 @@ class ShipmentWorkerTest {
                 .until(() -> !carrier().shipmentsOf(saga.orderId()).isEmpty());
         assertThat(row(saga.orderId()).isInFlight(Instant.now())).isTrue();
 
-        EventEnvelope<OrderCancelling> cancelling = saga.envelope(orderCancelling());
-        try (Correlation.Scope ignored = Correlation.open(saga.correlationId(), cancelling.eventId())) {
-            shipping.onOrderCancelling(cancelling, cancelling.payload(), inbox.claimOf(cancelling, cancelling.topic(),
-                    OptionalInt.of(ShipmentRepository.ORDER_LOCK_SPACE)));
-        }
+        EventEnvelope<OrderCancelling> cancelling = hearCancelling(saga);
         carrier().slow(0);
         Shipment waiting = row(saga.orderId());
         assertThat(waiting.status()).as("the call is still under way").isEqualTo(ShipmentStatus.REQUESTED);
@@ -213,11 +209,7 @@ class ShipmentWorkerTest {
         // the claim ran out; the next attempt is far off, so that only the stalled caller creates
         insertShipment(shipmentId, orderId, correlationId, paymentEventId, 0, Instant.now().plusSeconds(3600),
                 Instant.now().minusSeconds(1));
-        EventEnvelope<OrderCancelling> cancelling = saga.envelope(orderCancelling());
-        try (Correlation.Scope ignored = Correlation.open(correlationId, cancelling.eventId())) {
-            shipping.onOrderCancelling(cancelling, cancelling.payload(), inbox.claimOf(cancelling, cancelling.topic(),
-                    OptionalInt.of(ShipmentRepository.ORDER_LOCK_SPACE)));
-        }
+        EventEnvelope<OrderCancelling> cancelling = hearCancelling(saga);
         published.await(orderId, ShipmentCancelled.class, WAIT);
         assertThat(row(orderId).status()).isEqualTo(ShipmentStatus.CANCELLED);
 
@@ -302,6 +294,16 @@ class ShipmentWorkerTest {
             ps.setObject(8, causedBy);
             ps.executeUpdate();
         }
+    }
+
+    /** The order's OrderCancelling, handled as the consumer hands it over: in its correlation scope, with its claim. */
+    private EventEnvelope<OrderCancelling> hearCancelling(SagaEvents.Saga saga) {
+        EventEnvelope<OrderCancelling> cancelling = saga.envelope(orderCancelling());
+        try (Correlation.Scope ignored = Correlation.open(saga.correlationId(), cancelling.eventId())) {
+            shipping.onOrderCancelling(cancelling, cancelling.payload(), inbox.claimOf(cancelling, cancelling.topic(),
+                    OptionalInt.of(ShipmentRepository.ORDER_LOCK_SPACE)));
+        }
+        return cancelling;
     }
 
     private CarrierSandboxApi carrier() {
