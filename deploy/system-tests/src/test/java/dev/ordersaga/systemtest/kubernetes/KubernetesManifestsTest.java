@@ -130,6 +130,12 @@ class KubernetesManifestsTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("overlays")
+    void noEventOutlivesTheInboxesThatWouldKnowIt(String overlay) {
+        assertThat(ManifestChecks.recordLifetimes(rendered(overlay), CONFIGS, Topics.EVENT_TOPICS)).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
     void kafkaAndPostgresComeFromTheirOperatorsReadyForTheRelays(String overlay) {
         Rendered rendered = rendered(overlay);
 
@@ -337,6 +343,17 @@ class KubernetesManifestsTest {
         assertThat(ManifestChecks.topics(render(manifests, "dev"), serviceTopics(),
                 ManifestChecks.readTopicsFile(TOPICS_FILE)))
                 .containsExactly("no KafkaTopic for shipping.dlq, a topic of the services (Topics)");
+    }
+
+    @Test
+    void kafkasDefaultSegmentRollIsReportedAsOutlivingTheInboxes(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kafka.yaml"), yaml -> replaceOnce(yaml, "      log.roll.hours: 12\n", ""));
+
+        assertThat(ManifestChecks.recordLifetimes(render(manifests, "dev"), CONFIGS, Topics.EVENT_TOPICS))
+                .hasSize(ManifestChecks.SERVICES.size() * Topics.EVENT_TOPICS.size())
+                .contains("Deployment order-service: its inbox keeps an id 192 h, a record of order.events may live "
+                        + "336 h (retention + segment roll)");
     }
 
     @Test

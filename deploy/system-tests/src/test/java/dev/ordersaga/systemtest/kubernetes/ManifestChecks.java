@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
@@ -70,6 +71,11 @@ final class ManifestChecks {
     private static final Duration MIN_SHUTDOWN_DELAY = Duration.ofSeconds(5);
     /** quarkus.datasource.jdbc.acquisition-timeout's default (quarkus-agroal's DataSourceJdbcRuntimeConfig, 5S). */
     private static final Duration DEFAULT_ACQUISITION_TIMEOUT = Duration.ofSeconds(5);
+    /** eventing.inbox.retention's default (InboxPruner, common-events). */
+    private static final Duration DEFAULT_INBOX_RETENTION = Duration.ofDays(8);
+    /** Kafka's log.retention.hours and log.roll.hours where the broker sets neither they nor a finer unit. */
+    private static final Duration KAFKA_DEFAULT_RETENTION = Duration.ofHours(168);
+    private static final Duration KAFKA_DEFAULT_ROLL = Duration.ofHours(168);
     /** Kubernetes' probe timeoutSeconds where a probe sets none. */
     private static final int DEFAULT_PROBE_TIMEOUT_SECONDS = 1;
 
@@ -525,6 +531,61 @@ final class ManifestChecks {
             problems.add(describe(kafka) + ": auto.create.topics.enable is not false (topics are declared, with their partitions)");
         }
         return problems;
+    }
+
+    /**
+     * No event topic keeps a record longer than every service's inbox keeps its id. Kafka deletes a segment only once
+     * its newest record is past the retention, so a record lives up to the retention plus the segment roll; delivered
+     * again after its id was pruned (a consumer group's offsets expired, a dead letter replayed), it would be applied
+     * again.
+     */
+    static List<String> recordLifetimes(Rendered rendered, Map<String, ServiceConfig> configs, Collection<String> eventTopics) {
+        List<String> problems = new ArrayList<>();
+        List<JsonNode> kafkas = rendered.ofKind("Kafka");
+        if (kafkas.size() != 1) {
+            return List.of("expected one Kafka, found " + names(kafkas));
+        }
+        JsonNode broker = kafkas.get(0).at("/spec/kafka/config");
+        Duration retention = kafkaDuration(broker, "log.retention", KAFKA_DEFAULT_RETENTION);
+        Duration roll = kafkaDuration(broker, "log.roll", KAFKA_DEFAULT_ROLL);
+        Map<String, Duration> lifetimes = new TreeMap<>();
+        for (JsonNode topic : rendered.ofKind("KafkaTopic")) {
+            String name = topic.at("/spec/topicName").isTextual() ? topic.at("/spec/topicName").asText() : name(topic);
+            if (eventTopics.contains(name)) {
+                JsonNode config = topic.at("/spec/config");
+                Duration topicRetention = config.path("retention.ms").canConvertToLong()
+                        ? Duration.ofMillis(config.path("retention.ms").asLong()) : retention;
+                Duration topicRoll = config.path("segment.ms").canConvertToLong()
+                        ? Duration.ofMillis(config.path("segment.ms").asLong()) : roll;
+                lifetimes.put(name, topicRetention.plus(topicRoll));
+            }
+        }
+        forEachService(rendered, configs, (deployment, config) -> {
+            Duration inbox = setting(rendered, deployment, config, "eventing.inbox.retention")
+                    .flatMap(ManifestChecks::durationOf)
+                    .orElse(DEFAULT_INBOX_RETENTION);
+            lifetimes.forEach((topic, lifetime) -> {
+                if (lifetime.compareTo(inbox) >= 0) {
+                    problems.add(describe(deployment) + ": its inbox keeps an id " + inbox.toHours() + " h, a record of "
+                            + topic + " may live " + lifetime.toHours() + " h (retention + segment roll)");
+                }
+            });
+        });
+        return problems;
+    }
+
+    /** A broker's log.retention or log.roll: .ms, else .minutes (retention only), else .hours, else Kafka's default. */
+    private static Duration kafkaDuration(JsonNode config, String prefix, Duration fallback) {
+        if (config.path(prefix + ".ms").canConvertToLong()) {
+            return Duration.ofMillis(config.path(prefix + ".ms").asLong());
+        }
+        if (config.path(prefix + ".minutes").canConvertToLong()) {
+            return Duration.ofMinutes(config.path(prefix + ".minutes").asLong());
+        }
+        if (config.path(prefix + ".hours").canConvertToLong()) {
+            return Duration.ofHours(config.path(prefix + ".hours").asLong());
+        }
+        return fallback;
     }
 
     /** One CloudNativePG cluster with logical decoding and a bound on the WAL a forgotten slot keeps. */
