@@ -17,6 +17,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -25,6 +26,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * Each system test class starts from a clean slate: the services' tables empty, their replication slots at the end of
@@ -36,7 +39,8 @@ import java.util.stream.Collectors;
  *
  * <p>Applied to every {@code *IT} class, before its own {@code @BeforeAll}, by JUnit's extension auto-detection
  * ({@code junit-platform.properties}), so that no system test can forget it. It needs the previous class's services
- * stopped: a slot or a consumer group still in use makes it fail, and says so.
+ * gone. One killed with SIGKILL leaves its slot in use until PostgreSQL notices, and its consumer group with a member
+ * until Kafka's session timeout (45 s) ends it: so each step is tried again for up to {@link #GONE_WITHIN}.
  */
 public final class CleanSlate implements BeforeAllCallback {
 
@@ -44,19 +48,32 @@ public final class CleanSlate implements BeforeAllCallback {
     /** Kept: Flyway's own record of the migrations that made the tables. */
     private static final String MIGRATIONS = "flyway_schema_history";
     private static final long KAFKA_TIMEOUT_SECONDS = 30;
+    private static final Duration GONE_WITHIN = Duration.ofSeconds(90);
 
     @Override
-    public void beforeAll(ExtensionContext context) throws Exception {
+    public void beforeAll(ExtensionContext context) {
         if (context.getRequiredTestClass().getSimpleName().endsWith("IT")) {
             clear();
         }
     }
 
-    static void clear() throws SQLException, InterruptedException, ExecutionException, TimeoutException {
+    static void clear() {
         for (String service : SERVICES) {
-            clearDatabase(service);
+            await("clean slate: " + service + "_db emptied and its slot moved (is a " + service
+                    + "-service of an earlier test still running?)")
+                    .atMost(GONE_WITHIN).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+                    .until(() -> {
+                        clearDatabase(service);
+                        return true;
+                    });
         }
-        moveGroupsToTheEnd();
+        await("clean slate: the consumer groups moved to the end of the topics (is a service of an earlier test still "
+                + "running?)")
+                .atMost(GONE_WITHIN).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+                .until(() -> {
+                    moveGroupsToTheEnd();
+                    return true;
+                });
     }
 
     /**
@@ -83,9 +100,6 @@ public final class CleanSlate implements BeforeAllCallback {
                     WHERE slot_name = ? AND database = current_database()""")) {
                 advance.setString(1, service + "_outbox");
                 advance.execute();
-            } catch (SQLException e) {
-                throw new IllegalStateException("clean slate: the slot " + service + "_outbox cannot be moved (is a "
-                        + service + "-service of an earlier test still running?)", e);
             }
         }
     }
@@ -103,13 +117,8 @@ public final class CleanSlate implements BeforeAllCallback {
             Map<TopicPartition, OffsetAndMetadata> atTheEnd = ends.entrySet().stream()
                     .collect(Collectors.toMap(Map.Entry::getKey, e -> new OffsetAndMetadata(e.getValue().offset())));
             for (String service : SERVICES) {
-                String group = service + "-service";
-                try {
-                    admin.alterConsumerGroupOffsets(group, atTheEnd).all().get(KAFKA_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-                } catch (ExecutionException e) {
-                    throw new IllegalStateException("clean slate: the consumer group " + group + " cannot be moved (is a "
-                            + group + " of an earlier test still running?)", e);
-                }
+                admin.alterConsumerGroupOffsets(service + "-service", atTheEnd).all()
+                        .get(KAFKA_TIMEOUT_SECONDS, TimeUnit.SECONDS);
             }
         }
     }
