@@ -51,9 +51,13 @@ for port in 9101 9102; do
     exit 1
   fi
 done
-# the outside world: a payment provider that calls payment-service back, and a carrier
+# the outside world: a payment provider that calls payment-service back, and a carrier. The provider signs its
+# webhooks with a secret it shares with payment-service (PAYMENT_PROVIDER_WEBHOOK_SECRET): a new one for each run.
+PAYMENT_PROVIDER_WEBHOOK_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+export PAYMENT_PROVIDER_WEBHOOK_SECRET
 java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar payment --port 9101 \
-  --webhook-url http://127.0.0.1:8083/webhooks/payment-provider > "$RUN_DIR/payment-provider-sandbox.log" 2>&1 &
+  --webhook-url http://127.0.0.1:8083/webhooks/payment-provider --webhook-secret "$PAYMENT_PROVIDER_WEBHOOK_SECRET" \
+  > "$RUN_DIR/payment-provider-sandbox.log" 2>&1 &
 PIDS+=($!)
 java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar carrier --port 9102 > "$RUN_DIR/carrier-sandbox.log" 2>&1 &
 PIDS+=($!)

@@ -36,7 +36,8 @@ public final class PaymentSandbox implements AutoCloseable {
                 Route.post("/sandbox/charges/{chargeId}/settle-late", this::settleLate),
                 Route.get("/sandbox/ledger", request -> Response.json(200, ledger.ledgerView()))));
         this.webhooks = builder.webhookUrl == null ? null
-                : new WebhookSender(NAME + "-" + server.port() + "-webhook", builder.webhookUrl, builder.webhookDelay);
+                : new WebhookSender(NAME + "-" + server.port() + "-webhook", builder.webhookUrl, builder.webhookSecret,
+                        builder.webhookDelay);
         server.start();
     }
 
@@ -115,6 +116,7 @@ public final class PaymentSandbox implements AutoCloseable {
         private String host = SandboxHttpServer.DEFAULT_HOST;
         private int port;
         private URI webhookUrl;
+        private String webhookSecret;
         private Duration timeoutDelay = DEFAULT_TIMEOUT_DELAY;
         private Duration webhookDelay = DEFAULT_WEBHOOK_DELAY;
 
@@ -142,6 +144,12 @@ public final class PaymentSandbox implements AutoCloseable {
             return this;
         }
 
+        /** The secret the webhooks are signed with, shared with the shop: required with a webhook URL. */
+        public Builder webhookSecret(String webhookSecret) {
+            this.webhookSecret = webhookSecret;
+            return this;
+        }
+
         /** How long tok_timeout_succeeds / tok_timeout_declined hold their first answer back (default 3 s). */
         public Builder timeoutDelay(Duration timeoutDelay) {
             this.timeoutDelay = nonNegative(timeoutDelay, "timeoutDelay");
@@ -155,6 +163,9 @@ public final class PaymentSandbox implements AutoCloseable {
         }
 
         public PaymentSandbox start() {
+            if (webhookUrl != null && (webhookSecret == null || webhookSecret.isEmpty())) {
+                throw new IllegalArgumentException("webhooks are signed: a webhook URL needs a webhook secret");
+            }
             return new PaymentSandbox(this);
         }
 

@@ -17,13 +17,14 @@ import java.util.regex.Pattern;
 public final class SandboxMain {
 
     static final String USAGE = """
-            usage: java -jar sandboxes.jar payment [--host 127.0.0.1] [--port 9101] [--webhook-url URL] [--timeout-delay 3s] [--webhook-delay 500ms]
+            usage: java -jar sandboxes.jar payment [--host 127.0.0.1] [--port 9101] [--webhook-url URL --webhook-secret SECRET] [--timeout-delay 3s] [--webhook-delay 500ms]
                    java -jar sandboxes.jar carrier [--host 127.0.0.1] [--port 9102]
             --host: the address to listen on (0.0.0.0: every interface, e.g. in a container)
+            --webhook-secret: what the webhooks are signed with (payment-service's payment.provider.webhook-secret)
             durations: 1500ms, 3s, or a plain number of milliseconds""";
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s)?");
-    private static final Set<String> PAYMENT_OPTIONS = Set.of("--host", "--port", "--webhook-url", "--timeout-delay",
-            "--webhook-delay");
+    private static final Set<String> PAYMENT_OPTIONS = Set.of("--host", "--port", "--webhook-url", "--webhook-secret",
+            "--timeout-delay", "--webhook-delay");
     private static final Set<String> CARRIER_OPTIONS = Set.of("--host", "--port");
 
     private SandboxMain() {
@@ -74,7 +75,7 @@ public final class SandboxMain {
     private static PaymentSandbox startPayment(Map<String, String> options) {
         PaymentSandbox.Builder builder = PaymentSandbox.builder().host(host(options)).port(port(options, 9101));
         if (options.containsKey("--webhook-url")) {
-            builder.webhookUrl(URI.create(options.get("--webhook-url")));
+            builder.webhookUrl(URI.create(options.get("--webhook-url"))).webhookSecret(options.get("--webhook-secret"));
         }
         if (options.containsKey("--timeout-delay")) {
             builder.timeoutDelay(duration(options.get("--timeout-delay")));

@@ -1,12 +1,18 @@
 package dev.ordersaga.sandbox;
 
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.Proxy;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -15,22 +21,29 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Tells the shop about decided charges, as a provider's webhook does: later than the answer, off the caller's
- * thread, and a few more times if the shop does not take it.
+ * thread, a few more times if the shop does not take it, and signed, so that the shop can tell the provider's
+ * webhooks from anyone else's POST. The signature is the scheme real providers use: {@value #SIGNATURE_HEADER}
+ * {@code t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the shared secret>}, made anew for each attempt
+ * so that the shop may refuse an old one.
  */
 final class WebhookSender implements AutoCloseable {
 
+    private static final String HMAC = "HmacSHA256";
     private static final int MAX_ATTEMPTS = 5;
     private static final Duration FIRST_RETRY = Duration.ofMillis(200);
     private static final int CALL_TIMEOUT_MILLIS = 2000;
+    static final String SIGNATURE_HEADER = "Provider-Signature";
 
     private final String name;
     private final URI url;
+    private final SecretKeySpec secret;
     private final Duration delay;
     private final ScheduledExecutorService scheduler;
 
-    WebhookSender(String name, URI url, Duration delay) {
+    WebhookSender(String name, URI url, String secret, Duration delay) {
         this.name = name;
         this.url = url;
+        this.secret = new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), HMAC);
         this.delay = delay;
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2, SandboxHttpServer.threads(name));
         scheduler.setRemoveOnCancelPolicy(true);
@@ -78,6 +91,17 @@ final class WebhookSender implements AutoCloseable {
         schedule(body, what, attempt + 1, FIRST_RETRY.multipliedBy(1L << (attempt - 1)));
     }
 
+    String signature(long epochSecond, byte[] body) {
+        try {
+            Mac mac = Mac.getInstance(HMAC);
+            mac.init(secret);
+            mac.update((epochSecond + ".").getBytes(StandardCharsets.UTF_8));
+            return "t=" + epochSecond + ",v1=" + HexFormat.of().formatHex(mac.doFinal(body));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("no " + HMAC + " in this JDK", e);
+        }
+    }
+
     /**
      * One blocking exchange on the scheduler's thread, over a kept-alive connection. The JDK's asynchronous
      * HttpClient handed every webhook between its selector and executor threads: in the benchmark the payment
@@ -92,6 +116,7 @@ final class WebhookSender implements AutoCloseable {
             connection.setReadTimeout(CALL_TIMEOUT_MILLIS);
             connection.setUseCaches(false);
             connection.setRequestProperty("Content-Type", "application/json");
+            connection.setRequestProperty(SIGNATURE_HEADER, signature(Instant.now().getEpochSecond(), body));
             connection.setDoOutput(true);
             // buffered, not streamed: a kept-alive connection the shop had closed is replaced and the webhook sent again
             try (OutputStream out = connection.getOutputStream()) {

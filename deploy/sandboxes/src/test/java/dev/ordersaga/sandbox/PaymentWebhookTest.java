@@ -3,11 +3,20 @@ package dev.ordersaga.sandbox;
 import static dev.ordersaga.sandbox.PaymentSandboxTest.charge;
 import static dev.ordersaga.sandbox.PaymentSandboxTest.key;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ordersaga.sandbox.SandboxClient.Answer;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -15,9 +24,10 @@ import org.junit.jupiter.api.Test;
 class PaymentWebhookTest {
 
     static final Duration WEBHOOK_DELAY = Duration.ofMillis(50);
+    static final String SECRET = "test-only-webhook-secret";
 
     static PaymentSandbox sandboxCalling(WebhookReceiver shop) {
-        return PaymentSandbox.builder().webhookUrl(shop.uri()).webhookDelay(WEBHOOK_DELAY)
+        return PaymentSandbox.builder().webhookUrl(shop.uri()).webhookSecret(SECRET).webhookDelay(WEBHOOK_DELAY)
                 .timeoutDelay(Duration.ofMillis(1500)).start();
     }
 
@@ -44,6 +54,32 @@ class PaymentWebhookTest {
             assertThat(webhook.has("reason")).isTrue();
             assertThat(webhook.get("reason").isNull()).isTrue();
         }
+    }
+
+    @Test
+    void everyWebhookIsSignedWithTheSharedSecretAndTheTimeItWasSent() throws Exception {
+        try (WebhookReceiver shop = WebhookReceiver.accepting(); PaymentSandbox sandbox = sandboxCalling(shop)) {
+            long before = Instant.now().getEpochSecond();
+            new SandboxClient(sandbox.baseUrl()).post("/v1/charges", key(), charge("tok_ok"));
+
+            await().atMost(Duration.ofSeconds(5)).until(() -> !shop.signed().isEmpty());
+            WebhookReceiver.Signed webhook = shop.signed().get(0);
+            Matcher signature = Pattern.compile("t=(\\d+),v1=([0-9a-f]{64})").matcher(webhook.signature());
+            assertThat(signature.matches()).as(webhook.signature()).isTrue();
+            long sent = Long.parseLong(signature.group(1));
+            assertThat(sent).isBetween(before, Instant.now().getEpochSecond());
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(SECRET.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+            mac.update((sent + ".").getBytes(StandardCharsets.UTF_8));
+            assertThat(signature.group(2)).isEqualTo(HexFormat.of().formatHex(mac.doFinal(webhook.body())));
+        }
+    }
+
+    @Test
+    void webhooksWithoutASecretAreRefused() {
+        assertThatThrownBy(() -> PaymentSandbox.builder().webhookUrl(URI.create("http://127.0.0.1:1/webhooks")).start())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("webhook secret");
     }
 
     @Test

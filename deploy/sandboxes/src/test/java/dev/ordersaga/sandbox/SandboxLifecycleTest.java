@@ -53,7 +53,7 @@ class SandboxLifecycleTest {
     @Test
     void closeStopsTheHttpAndWebhookThreads() throws Exception {
         try (WebhookReceiver shop = WebhookReceiver.accepting()) {
-            PaymentSandbox sandbox = PaymentSandbox.builder().webhookUrl(shop.uri())
+            PaymentSandbox sandbox = PaymentSandbox.builder().webhookUrl(shop.uri()).webhookSecret(PaymentWebhookTest.SECRET)
                     .webhookDelay(Duration.ofSeconds(30)).start();
             String prefix = "payment-sandbox-" + port(sandbox.baseUrl()) + "-";
             new SandboxClient(sandbox.baseUrl()).post("/v1/charges", key(), charge("tok_ok"));

@@ -23,7 +23,8 @@ class SandboxMainTest {
     @Test
     void startsThePaymentSandboxWithItsOptions() throws Exception {
         try (AutoCloseable sandbox = SandboxMain.start(new String[] {"payment", "--port", "0",
-                "--webhook-url", "http://127.0.0.1:1/webhooks/payment-provider", "--timeout-delay", "1500ms",
+                "--webhook-url", "http://127.0.0.1:1/webhooks/payment-provider", "--webhook-secret", "s3cret",
+                "--timeout-delay", "1500ms",
                 "--webhook-delay", "100ms"})) {
             PaymentSandbox payment = (PaymentSandbox) sandbox;
             assertThat(new SandboxClient(payment.baseUrl()).ledger().get("charges")).isEmpty();

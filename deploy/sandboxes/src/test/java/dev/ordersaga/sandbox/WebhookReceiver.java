@@ -19,6 +19,7 @@ final class WebhookReceiver implements AutoCloseable {
 
     private final HttpServer server;
     private final List<JsonNode> received = new CopyOnWriteArrayList<>();
+    private final List<Signed> signed = new CopyOnWriteArrayList<>();
     private final AtomicInteger refusalsLeft;
     private final AtomicInteger calls = new AtomicInteger();
 
@@ -46,6 +47,14 @@ final class WebhookReceiver implements AutoCloseable {
         return List.copyOf(received);
     }
 
+    /** Every accepted webhook's raw body with its signature header (null if it had none), in arrival order. */
+    List<Signed> signed() {
+        return List.copyOf(signed);
+    }
+
+    record Signed(byte[] body, String signature) {
+    }
+
     int calls() {
         return calls.get();
     }
@@ -57,11 +66,13 @@ final class WebhookReceiver implements AutoCloseable {
 
     private void handle(HttpExchange exchange) throws IOException {
         calls.incrementAndGet();
-        JsonNode body = MAPPER.readTree(exchange.getRequestBody().readAllBytes());
+        byte[] raw = exchange.getRequestBody().readAllBytes();
+        JsonNode body = MAPPER.readTree(raw);
         if (refusalsLeft.getAndDecrement() > 0) {
             exchange.sendResponseHeaders(500, -1);
         } else {
             received.add(body);
+            signed.add(new Signed(raw, exchange.getRequestHeaders().getFirst("Provider-Signature")));
             exchange.sendResponseHeaders(204, -1);
         }
         exchange.close();

@@ -73,6 +73,7 @@ final class SagaSystem implements AutoCloseable {
             system.sandboxes.add(ServiceProcess.startJar("deploy/sandboxes/target/sandboxes.jar", name + "-payment-provider",
                     PAYMENT_PROVIDER, List.of("payment", "--port", Integer.toString(PAYMENT_PROVIDER),
                             "--webhook-url", "http://127.0.0.1:" + PAYMENT + "/webhooks/payment-provider",
+                            "--webhook-secret", ServiceProcess.WEBHOOK_SECRET,
                             "--timeout-delay", "3s",
                             // late enough that a charge can be caught in flight (rule 10), early enough for the tests
                             "--webhook-delay", "4s")));

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
@@ -40,6 +41,11 @@ final class ServiceProcess implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> STARTED.forEach(Process::destroyForcibly)));
     }
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    /**
+     * What payment-service checks the provider's webhooks against (and SagaSystem's provider sandbox signs them with):
+     * new for each test JVM, and handed over in the environment, as a Kubernetes Secret is.
+     */
+    static final String WEBHOOK_SECRET = UUID.randomUUID().toString();
 
     private final String name;
     private final int port;
@@ -79,10 +85,11 @@ final class ServiceProcess implements AutoCloseable {
         properties.forEach((key, value) -> command.add("-D" + key + "=" + value));
         command.add("-jar");
         command.add(jar.toAbsolutePath().toString());
-        Process process = new ProcessBuilder(command)
+        ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectErrorStream(true)
-                .redirectOutput(logRedirect(log))
-                .start();
+                .redirectOutput(logRedirect(log));
+        builder.environment().put("PAYMENT_PROVIDER_WEBHOOK_SECRET", WEBHOOK_SECRET);
+        Process process = builder.start();
         STARTED.add(process);
         return new ServiceProcess(instance, port, log, process);
     }

@@ -5,19 +5,27 @@ import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.payment.application.PaymentService;
 import dev.ordersaga.payment.persistence.PaymentRepository.ChargeState;
 import dev.ordersaga.payment.domain.IllegalTransitionException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import jakarta.inject.Inject;
-import jakarta.validation.Valid;
-import jakarta.validation.constraints.NotNull;
+import jakarta.validation.ConstraintViolation;
+import jakarta.validation.ConstraintViolationException;
+import jakarta.validation.Validator;
 import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import org.jboss.logging.Logger;
 
+import java.io.IOException;
+import java.time.Instant;
+import java.util.Set;
+
 /**
  * The provider tells us how a charge ended. Resolves a CHARGING payment like the status query does, in the saga's
- * correlation scope; idempotent (a repeat, or news the status query brought first, changes nothing).
+ * correlation scope; idempotent (a repeat, or news the status query brought first, changes nothing). Only a webhook
+ * the provider signed is read ({@link WebhookSignatures}); any other is refused with 401 before its body is parsed.
  */
 @Path("/webhooks/payment-provider")
 public class ProviderWebhookResource {
@@ -27,6 +35,15 @@ public class ProviderWebhookResource {
     @Inject
     PaymentService payments;
 
+    @Inject
+    WebhookSignatures signatures;
+
+    @Inject
+    ObjectMapper json;
+
+    @Inject
+    Validator validator;
+
     /**
      * Every charge brings a webhook, and it is mostly news the worker recorded already: that is answered from one read
      * outside any transaction, with no row lock, no write and no commit. News that changes something goes through the
@@ -34,7 +51,19 @@ public class ProviderWebhookResource {
      */
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
-    public Response receive(@Valid @NotNull ProviderWebhook webhook) {
+    public Response receive(@HeaderParam(WebhookSignatures.HEADER) String signature, byte[] body) throws IOException {
+        signatures.refusal(signature, body, Instant.now()).ifPresent(refusal -> {
+            LOG.warnf("Provider webhook refused: %s", refusal);
+            throw new ProblemException(Response.Status.UNAUTHORIZED, "Webhook not signed by the provider", refusal);
+        });
+        ProviderWebhook webhook = json.readValue(body, ProviderWebhook.class);
+        if (webhook == null) {
+            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid request", "the body is JSON null");
+        }
+        Set<ConstraintViolation<ProviderWebhook>> violations = validator.validate(webhook);
+        if (!violations.isEmpty()) {
+            throw new ConstraintViolationException(violations);
+        }
         ChargeState charge = payments.findCharge(webhook.idempotencyKey())
                 .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Unknown charge",
                         "no payment has the idempotency key '" + webhook.idempotencyKey() + "'"));

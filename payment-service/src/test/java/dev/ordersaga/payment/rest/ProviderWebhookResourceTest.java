@@ -1,5 +1,7 @@
 package dev.ordersaga.payment.rest;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventEnvelope;
@@ -29,6 +31,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -58,6 +61,9 @@ import static org.hamcrest.Matchers.equalTo;
 class ProviderWebhookResourceTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(90);
+    /** The test profile's payment.provider.webhook-secret. */
+    private static final String SECRET = "test-only-webhook-secret";
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private static KafkaTestProducer producer;
     private static KafkaTopicProbe paymentEvents;
@@ -195,15 +201,59 @@ class ProviderWebhookResourceTest {
 
     @Test
     void webhookWithoutTypeOrKeyIsABadRequest() {
-        given().contentType(ContentType.JSON).body("{\"chargeId\": \"ch_1\"}")
-                .when().post("/webhooks/payment-provider")
-                .then().statusCode(400)
+        postSigned("{\"chargeId\": \"ch_1\"}")
+                .statusCode(400)
                 .contentType("application/problem+json")
                 .body("violations.field", org.hamcrest.Matchers.hasItems("idempotencyKey", "type"));
-        given().contentType(ContentType.JSON).body("{not json")
-                .when().post("/webhooks/payment-provider")
-                .then().statusCode(400)
+        postSigned("{not json")
+                .statusCode(400)
                 .contentType("application/problem+json");
+        postSigned("null")
+                .statusCode(400)
+                .contentType("application/problem+json");
+    }
+
+    @Test
+    void aWebhookTheProviderDidNotSignChangesNothing() throws Exception {
+        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-webhook-unsigned");
+        Payment payment = chargeInFlight(saga);
+        byte[] body = JSON.writeValueAsBytes(webhook("charge.succeeded", "ch_forged", payment.id().toString(), saga.orderId()));
+        long now = Instant.now().getEpochSecond();
+
+        for (String signature : new String[] {
+                null,
+                "t=" + now,
+                WebhookSignatures.sign("not-the-secret", now, body),
+                WebhookSignatures.sign(SECRET, now - 3600, body),
+                WebhookSignatures.sign(SECRET, now, "{}".getBytes(StandardCharsets.UTF_8)),
+                "t=" + now + ",v1=zz"}) {
+            var request = given().contentType(ContentType.JSON).body(body);
+            if (signature != null) {
+                request.header(WebhookSignatures.HEADER, signature);
+            }
+            request.when().post("/webhooks/payment-provider")
+                    .then().statusCode(401)
+                    .contentType("application/problem+json")
+                    .body("title", equalTo("Webhook not signed by the provider"));
+        }
+
+        assertThat(payments.findCharge(payment.id().toString()).orElseThrow().status()).isEqualTo(PaymentStatus.CHARGING);
+        // the same news, signed, is taken: the refusals were for the signature alone
+        postWebhook(webhook("charge.succeeded", "ch_signed", payment.id().toString(), saga.orderId())).statusCode(204);
+        assertThat(payments.findCharge(payment.id().toString()).orElseThrow().status()).isEqualTo(PaymentStatus.SUCCEEDED);
+    }
+
+    @Test
+    void aSignatureUnderAnyConfiguredSecretIsTaken() {
+        WebhookSignatures rotating = new WebhookSignatures(List.of("new-secret", "old-secret"), Duration.ofMinutes(5));
+        byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+        Instant now = Instant.now();
+
+        assertThat(rotating.refusal(WebhookSignatures.sign("old-secret", now.getEpochSecond(), body), body, now)).isEmpty();
+        assertThat(rotating.refusal(WebhookSignatures.sign("new-secret", now.getEpochSecond(), body), body, now)).isEmpty();
+        assertThat(rotating.refusal("t=" + now.getEpochSecond() + ",v1=00,"
+                + WebhookSignatures.sign("new-secret", now.getEpochSecond(), body).split(",")[1], body, now)).isEmpty();
+        assertThat(rotating.refusal(WebhookSignatures.sign("other", now.getEpochSecond(), body), body, now)).isPresent();
     }
 
     /**
@@ -242,8 +292,19 @@ class ProviderWebhookResourceTest {
         return body;
     }
 
+    /** As the provider posts it: signed with the secret the test profile shares with it. */
     private static io.restassured.response.ValidatableResponse postWebhook(Map<String, Object> body) {
-        return given().contentType(ContentType.JSON).body(body)
+        try {
+            return postSigned(JSON.writeValueAsString(body));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static io.restassured.response.ValidatableResponse postSigned(String body) {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        return given().contentType(ContentType.JSON).body(bytes)
+                .header(WebhookSignatures.HEADER, WebhookSignatures.sign(SECRET, Instant.now().getEpochSecond(), bytes))
                 .when().post("/webhooks/payment-provider")
                 .then();
     }

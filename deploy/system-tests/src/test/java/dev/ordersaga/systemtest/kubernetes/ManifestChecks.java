@@ -689,7 +689,7 @@ final class ManifestChecks {
                 "HTTP_PORT", "LOG_JSON"));
         switch (service) {
             case "order" -> variables.add("OPERATOR_PASSWORD");
-            case "payment" -> variables.add("PAYMENT_PROVIDER_URL");
+            case "payment" -> variables.addAll(List.of("PAYMENT_PROVIDER_URL", "PAYMENT_PROVIDER_WEBHOOK_SECRET"));
             case "shipping" -> variables.add("CARRIER_URL");
             default -> {
             }
