@@ -4,6 +4,7 @@ import dev.ordersaga.shipping.domain.Address;
 import dev.ordersaga.shipping.domain.Shipment;
 import dev.ordersaga.shipping.domain.ShipmentStatus;
 
+import java.time.Instant;
 import java.util.UUID;
 
 /**
@@ -13,9 +14,11 @@ import java.util.UUID;
  * @param attempt         the number of this attempt of the step (1 for the first)
  * @param causedByEventId the event that started the step: PaymentSucceeded (or what completed it) for a create,
  *                        OrderCancelling for a cancel
+ * @param claimedUntil    the claim this call is made under, reported with a failure: one that comes after the claim
+ *                        was replaced is ignored ({@link Shipment#isClaimedBy})
  */
 public record CarrierWork(Kind kind, UUID shipmentId, UUID orderId, String correlationId, UUID causedByEventId,
-                          Address address, String carrierShipmentId, int attempt) {
+                          Address address, String carrierShipmentId, int attempt, Instant claimedUntil) {
 
     public enum Kind {
         CREATE, CANCEL
@@ -25,10 +28,11 @@ public record CarrierWork(Kind kind, UUID shipmentId, UUID orderId, String corre
         if (shipment.status() == ShipmentStatus.CANCELLING) {
             return new CarrierWork(Kind.CANCEL, shipment.id(), shipment.orderId(), shipment.correlationId(),
                     shipment.cancelCausedByEventId(), shipment.address(), shipment.carrierShipmentId(),
-                    shipment.cancelAttempts() + 1);
+                    shipment.cancelAttempts() + 1, shipment.claimedUntil());
         }
         return new CarrierWork(Kind.CREATE, shipment.id(), shipment.orderId(), shipment.correlationId(),
-                shipment.causedByEventId(), shipment.address(), shipment.carrierShipmentId(), shipment.attempts() + 1);
+                shipment.causedByEventId(), shipment.address(), shipment.carrierShipmentId(), shipment.attempts() + 1,
+                shipment.claimedUntil());
     }
 
     /** The idempotency key of the create call; the carrier answers a repeat with the same shipment. */

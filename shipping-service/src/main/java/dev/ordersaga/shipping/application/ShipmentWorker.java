@@ -16,6 +16,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.time.Instant;
 
 /**
  * Makes the carrier calls, outside any transaction, on the shared {@link ProviderCalls} runtime: the row is claimed
@@ -54,9 +55,15 @@ public class ShipmentWorker {
         calls.stop();
     }
 
-    /** After the commit of a transaction that left carrier work: call at once, or claim and call when due. */
+    /** After the commit of a transaction that left carrier work due later: claim and call when due. */
     void onDue(@Observes(during = TransactionPhase.AFTER_SUCCESS) ShipmentDue due) {
-        calls.due(due.shipmentId(), due.at(), due.claimed());
+        calls.due(due.shipmentId(), due.at(), null);
+    }
+
+    /** After the commit of a transaction that claimed calls: make the ones it left claimed, at once. */
+    void onClaimed(@Observes(during = TransactionPhase.AFTER_SUCCESS) ClaimedCalls claimed) {
+        Instant now = Instant.now();
+        claimed.calls().forEach(work -> calls.due(work.shipmentId(), now, work));
     }
 
     /** Crash recovery and everything the wake-ups missed: the rows whose next attempt is due. */
@@ -92,9 +99,9 @@ public class ShipmentWorker {
         if (result instanceof CarrierClient.Created created) {
             shipping.onCreatedAtCarrier(work.shipmentId(), created.carrierShipmentId());
         } else if (result instanceof CarrierClient.Rejected rejected) {
-            shipping.onRejectedByCarrier(work.shipmentId(), rejected.reason());
+            shipping.onRejectedByCarrier(work, rejected.reason());
         } else if (result instanceof CarrierClient.Unavailable unavailable) {
-            shipping.onCarrierUnavailable(work.shipmentId(), unavailable.reason(), unavailable.uncertain());
+            shipping.onCarrierUnavailable(work, unavailable.reason(), unavailable.uncertain());
         } else {
             throw new IllegalStateException("unknown carrier answer " + result);
         }
@@ -111,7 +118,7 @@ public class ShipmentWorker {
                 shipping.onCancelledAtCarrier(work.shipmentId(), null);
                 return;
             } else if (lookup instanceof CarrierClient.LookupFailed failed) {
-                shipping.onCancelFailed(work.shipmentId(), failed.reason());
+                shipping.onCancelFailed(work, failed.reason());
                 return;
             } else if (lookup instanceof CarrierClient.Found found) {
                 carrierShipmentId = found.carrierShipmentId();
@@ -129,7 +136,7 @@ public class ShipmentWorker {
                     work.orderId());
             shipping.onCancelledAtCarrier(work.shipmentId(), carrierShipmentId);
         } else if (result instanceof CarrierClient.CancelFailed failed) {
-            shipping.onCancelFailed(work.shipmentId(), failed.reason());
+            shipping.onCancelFailed(work, failed.reason());
         } else {
             throw new IllegalStateException("unknown carrier answer " + result);
         }

@@ -24,6 +24,7 @@ import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
+import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
@@ -54,6 +55,9 @@ public class ShippingService {
 
     private static final Logger LOG = Logger.getLogger(ShippingService.class);
 
+    /** The key of this transaction's {@link ClaimedCalls} among its resources. */
+    private static final Object CLAIMED_CALLS = ClaimedCalls.class;
+
     @Inject
     ShipmentRepository shipments;
 
@@ -65,6 +69,12 @@ public class ShippingService {
 
     @Inject
     Event<ShipmentDue> due;
+
+    @Inject
+    Event<ClaimedCalls> claimed;
+
+    @Inject
+    TransactionSynchronizationRegistry transactions;
 
     @Inject
     MeterRegistry meters;
@@ -154,7 +164,14 @@ public class ShippingService {
                 return List.of();
             }
             ShipmentStatus before = shipment.status();
-            Optional<ShipmentCancelled> answer = shipment.cancel(event.eventId(), Instant.now());
+            Instant now = Instant.now();
+            claimedCallsIfAny().flatMap(calls -> calls.withdraw(shipment.id())).ifPresent(unsent -> {
+                // claimed by an earlier event of this transaction (a batch), handed to no caller yet: none went out
+                shipment.withdrawClaim(unsent.claimedUntil(), now);
+                LOG.infof("Shipment %s of order %s: the create call claimed in this transaction is not made",
+                        shipment.id(), event.orderId());
+            });
+            Optional<ShipmentCancelled> answer = shipment.cancel(event.eventId(), now);
             if (answer.isPresent()) {
                 LOG.infof("Shipment %s of order %s cancelled from %s (%s): nothing to undo at the carrier",
                         shipment.id(), event.orderId(), before, cancelling.reason());
@@ -230,7 +247,10 @@ public class ShippingService {
             ShipmentCreated created = shipment.noteCreated(carrierShipmentId, Instant.now());
             LOG.infof("Shipment %s of order %s created at the carrier as %s", shipmentId, shipment.orderId(),
                     carrierShipmentId);
-            if (before == ShipmentStatus.CANCELLING || before == ShipmentStatus.CANCELLED) {
+            if (before == ShipmentStatus.ON_HOLD) {
+                LOG.warnf("Shipment %s of order %s: the create call of an earlier claim landed after the shipment went "
+                        + "on hold; no operator retry is needed", shipmentId, shipment.orderId());
+            } else if (before == ShipmentStatus.CANCELLING || before == ShipmentStatus.CANCELLED) {
                 LOG.warnf("Shipment %s of order %s: a create call landed after the order's cancellation looked for it; "
                         + "cancelling %s at the carrier too", shipmentId, shipment.orderId(), carrierShipmentId);
             } else if (shipment.status() == ShipmentStatus.CANCELLING) {
@@ -243,9 +263,13 @@ public class ShippingService {
     }
 
     @Transactional
-    public void onRejectedByCarrier(UUID shipmentId, String reason) {
+    public void onRejectedByCarrier(CarrierWork work, String reason) {
+        UUID shipmentId = work.shipmentId();
         onShipment(shipmentId, shipment -> {
-            List<ShippingEvent> events = shipment.noteRejected(reason, Instant.now());
+            if (!shipment.isClaimedBy(work.claimedUntil())) {
+                return ignoreReplaced(shipment, work, "rejection (" + reason + ")");
+            }
+            List<ShippingEvent> events = shipment.noteRejected(work.claimedUntil(), reason, Instant.now());
             LOG.warnf("Shipment %s of order %s rejected by the carrier: %s%s", shipmentId, shipment.orderId(), reason,
                     shipment.status() == ShipmentStatus.CANCELLED ? "; the order's cancellation is answered" : "");
             return events;
@@ -253,9 +277,14 @@ public class ShippingService {
     }
 
     @Transactional
-    public void onCarrierUnavailable(UUID shipmentId, String reason, boolean uncertain) {
+    public void onCarrierUnavailable(CarrierWork work, String reason, boolean uncertain) {
+        UUID shipmentId = work.shipmentId();
         onShipment(shipmentId, shipment -> {
-            List<ShippingEvent> events = shipment.noteCarrierUnavailable(reason, uncertain, Instant.now(), retryPolicy());
+            if (!shipment.isClaimedBy(work.claimedUntil())) {
+                return ignoreReplaced(shipment, work, "failure (" + reason + ")");
+            }
+            List<ShippingEvent> events = shipment.noteCarrierUnavailable(work.claimedUntil(), reason, uncertain,
+                    Instant.now(), retryPolicy());
             switch (shipment.status()) {
                 case REQUESTED -> LOG.warnf("Carrier unavailable for shipment %s of order %s (attempt %d of %d): %s; "
                                 + "next attempt at %s", shipmentId, shipment.orderId(), shipment.attempts(), maxAttempts,
@@ -289,9 +318,13 @@ public class ShippingService {
 
     /** A failed compensation: alert, count, and schedule the next attempt (there is always one). */
     @Transactional
-    public void onCancelFailed(UUID shipmentId, String reason) {
+    public void onCancelFailed(CarrierWork work, String reason) {
+        UUID shipmentId = work.shipmentId();
         onShipment(shipmentId, shipment -> {
-            shipment.noteCancelFailed(reason, Instant.now(), retryPolicy());
+            if (!shipment.isClaimedBy(work.claimedUntil())) {
+                return ignoreReplaced(shipment, work, "failure (" + reason + ")");
+            }
+            shipment.noteCancelFailed(work.claimedUntil(), reason, Instant.now(), retryPolicy());
             compensationFailures.increment();
             LOG.errorf("ALERT compensation failed: shipment cancel of order %s (shipment %s) attempt %d: %s; next "
                             + "attempt at %s", shipment.orderId(), shipmentId, shipment.cancelAttempts(), reason,
@@ -310,6 +343,13 @@ public class ShippingService {
 
     RetryPolicy retryPolicy() {
         return new RetryPolicy(maxAttempts, baseDelay, maxDelay);
+    }
+
+    private static List<ShippingEvent> ignoreReplaced(Shipment shipment, CarrierWork work, String outcome) {
+        LOG.warnf("Shipment %s of order %s: %s of a claim that ran out and was replaced (attempt %d) ignored; the row "
+                        + "is %s, %s", shipment.id(), shipment.orderId(), outcome, work.attempt(), shipment.status(),
+                shipment.claimedUntil() == null ? "not claimed" : "claimed until " + shipment.claimedUntil());
+        return List.of();
     }
 
     /**
@@ -379,10 +419,27 @@ public class ShippingService {
         if (shipment.isDue(now)) {
             // claimed here, under this transaction's row lock: saves the worker a claiming transaction per call
             shipment.startAttempt(now, lease);
-            due.fire(ShipmentDue.claimed(CarrierWork.of(shipment), now));
+            claimedCalls().add(CarrierWork.of(shipment));
         } else if (shipment.status().hasCarrierWork() && shipment.nextAttemptAt() != null) {
-            due.fire(ShipmentDue.later(shipment.id(), shipment.nextAttemptAt()));
+            due.fire(new ShipmentDue(shipment.id(), shipment.nextAttemptAt()));
         }
+    }
+
+    /**
+     * The calls this transaction claimed, made with its first claim and fired then, once: the worker acts on what it
+     * holds when the transaction has committed. A map in memory, no round trip.
+     */
+    private ClaimedCalls claimedCalls() {
+        return claimedCallsIfAny().orElseGet(() -> {
+            ClaimedCalls calls = new ClaimedCalls();
+            transactions.putResource(CLAIMED_CALLS, calls);
+            claimed.fire(calls);
+            return calls;
+        });
+    }
+
+    private Optional<ClaimedCalls> claimedCallsIfAny() {
+        return Optional.ofNullable((ClaimedCalls) transactions.getResource(CLAIMED_CALLS));
     }
 
     private static String describe(Shipment shipment) {

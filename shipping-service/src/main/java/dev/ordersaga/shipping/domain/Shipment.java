@@ -18,6 +18,7 @@ import jakarta.persistence.Version;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -32,6 +33,8 @@ import java.util.UUID;
  * <pre>
  * PENDING -> REQUESTED -> CREATED | REJECTED | ON_HOLD
  * ON_HOLD -> REQUESTED                       (operator retry, attempts reset)
+ * ON_HOLD -> CREATED                         (a create call of an earlier claim landed after all)
+ * REQUESTED -> CANCELLING                    (a claim the cancellation waited for ran out unanswered)
  * CREATED -> CANCELLING -> CANCELLED
  * PENDING | ON_HOLD | REJECTED -> CANCELLED
  * CANCELLED -> CANCELLING                    (a create call that landed after the cancellation found nothing)
@@ -39,8 +42,14 @@ import java.util.UUID;
  *
  * <p>The carrier is called outside any transaction. While a call is under way the row is <em>claimed</em>
  * ({@code claimedUntil}, a lease that a crashed caller cannot hold for ever); a cancellation that arrives meanwhile is
- * recorded ({@code cancelRequested}) and answered once the call resolved. The schedule of the next attempt
- * ({@code attempts}, {@code nextAttemptAt}) lives in the row, so a restart neither loses nor resets it.
+ * recorded ({@code cancelRequested}) and answered once the call resolved, or, should the claim run out unanswered, by
+ * looking the shipment up at the carrier. The schedule of the next attempt ({@code attempts}, {@code nextAttemptAt})
+ * lives in the row, so a restart neither loses nor resets it.
+ *
+ * <p>A claim's {@code claimedUntil} also names it: a caller reports a failure with the claim it called under, and a
+ * failure of a claim that is no longer the row's (its lease ran out and another caller took the row, or recorded an
+ * outcome) is ignored, so that it cannot end or count the call that replaced it. A success is recorded whichever claim
+ * it came from: the carrier holds what it created either way.
  *
  * <p>Whether a shipment may exist at the carrier without us knowing its id ({@code creationUncertain}: a create call
  * timed out, or a caller died before recording the answer) decides how a cancellation ends: if it may, the shipment
@@ -210,7 +219,11 @@ public class Shipment {
         }
     }
 
-    /** A worker claims the row to call the carrier (create in REQUESTED, cancel in CANCELLING) until the lease ends. */
+    /**
+     * A worker claims the row to call the carrier (create in REQUESTED, cancel in CANCELLING) until the lease ends. A
+     * REQUESTED row whose cancellation waited for a claim that ran out unanswered is claimed for its cancellation
+     * instead (CANCELLING, looked up by its idempotency key): the order is cancelled, so no create call is made again.
+     */
     public void startAttempt(Instant now, Duration lease) {
         switch (status) {
             case REQUESTED, CANCELLING -> {
@@ -221,7 +234,12 @@ public class Shipment {
                     // the previous caller's lease ran out without an answer recorded: its call may have gone through
                     creationUncertain = true;
                 }
-                claimedUntil = now.plus(lease);
+                if (status == ShipmentStatus.REQUESTED && cancelRequested) {
+                    // what a cancellation heard after the lease ran out does at once (abandonForCancellation)
+                    startCancelling(now);
+                }
+                // as the column keeps it (microseconds): the claim is compared with the row it is read back from
+                claimedUntil = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
                 touch(now);
             }
             default -> throw illegal("startAttempt");
@@ -230,6 +248,9 @@ public class Shipment {
 
     /**
      * The carrier created the shipment: REQUESTED -> CREATED, and on to CANCELLING if the order was cancelled meanwhile.
+     * Whichever claim's call it answers: with one idempotency key the carrier holds one shipment, so a caller whose
+     * lease ran out brings the id the one after it would. For the same reason ON_HOLD takes it (the calls of later
+     * claims failed, an earlier one's landed): the shipment exists, and the operator's retry would only find it.
      *
      * <p>A create call whose caller lost its lease (a pause longer than the lease) can land after the cancellation
      * looked for it by its idempotency key: while it looks (CANCELLING, the id recorded so that a "not found" does not
@@ -248,6 +269,12 @@ public class Shipment {
                 }
                 touch(now);
             }
+            case ON_HOLD -> {
+                this.carrierShipmentId = carrierShipmentId;
+                status = ShipmentStatus.CREATED;
+                clearSchedule();
+                touch(now);
+            }
             case CANCELLING, CANCELLED -> {
                 if (!mayBeCreatedLate()) {
                     throw illegal("noteCreated");
@@ -263,9 +290,17 @@ public class Shipment {
         return new ShipmentCreated(id.toString(), carrierShipmentId);
     }
 
-    /** The carrier refused the shipment for good: REQUESTED -> REJECTED (-> CANCELLED if the order was cancelled meanwhile). */
-    public List<ShippingEvent> noteRejected(String reason, Instant now) {
+    /**
+     * The carrier refused the shipment for good: REQUESTED -> REJECTED (-> CANCELLED if the order was cancelled
+     * meanwhile). Ignored if {@code claim} is no longer the row's: the call of the claim that is answers for itself.
+     *
+     * @param claim the {@link #claimedUntil} of the claim the call was made under
+     */
+    public List<ShippingEvent> noteRejected(Instant claim, String reason, Instant now) {
         List<ShippingEvent> events = new ArrayList<>();
+        if (!isClaimedBy(claim)) {
+            return events;
+        }
         switch (status) {
             case REQUESTED -> {
                 status = ShipmentStatus.REJECTED;
@@ -285,12 +320,19 @@ public class Shipment {
     /**
      * The carrier did not create the shipment this time (503, timeout, connection error): one more failed attempt,
      * the next one scheduled with backoff; after the last one, ON_HOLD for an operator (nothing is undone). If the
-     * order was cancelled meanwhile, no further attempt is made: the cancellation is answered instead.
+     * order was cancelled meanwhile, no further attempt is made: the cancellation is answered instead. Ignored if
+     * {@code claim} is no longer the row's: counted, it would free the row from the call under way (another caller may
+     * start a third) and might put it on hold while that call creates the shipment.
      *
+     * @param claim     the {@link #claimedUntil} of the claim the call was made under
      * @param uncertain the call may have reached the carrier (a timeout): a shipment may exist there
      */
-    public List<ShippingEvent> noteCarrierUnavailable(String error, boolean uncertain, Instant now, RetryPolicy policy) {
+    public List<ShippingEvent> noteCarrierUnavailable(Instant claim, String error, boolean uncertain, Instant now,
+                                                      RetryPolicy policy) {
         List<ShippingEvent> events = new ArrayList<>();
+        if (!isClaimedBy(claim)) {
+            return events;
+        }
         switch (status) {
             case REQUESTED -> {
                 attempts++;
@@ -383,8 +425,16 @@ public class Shipment {
         return event;
     }
 
-    /** The cancellation failed: a failed compensation, tried again with backoff, for ever. Stays CANCELLING. */
-    public void noteCancelFailed(String error, Instant now, RetryPolicy policy) {
+    /**
+     * The cancellation failed: a failed compensation, tried again with backoff, for ever. Stays CANCELLING. Ignored if
+     * {@code claim} is no longer the row's, as {@link #noteCarrierUnavailable} is.
+     *
+     * @param claim the {@link #claimedUntil} of the claim the call was made under
+     */
+    public void noteCancelFailed(Instant claim, String error, Instant now, RetryPolicy policy) {
+        if (!isClaimedBy(claim)) {
+            return;
+        }
         switch (status) {
             case CANCELLING -> {
                 cancelAttempts++;
@@ -394,6 +444,26 @@ public class Shipment {
                 touch(now);
             }
             default -> throw illegal("noteCancelFailed");
+        }
+    }
+
+    /**
+     * The transaction that claimed a create call takes the claim back before it committed (an OrderCancelling applied
+     * in the same transaction as the PaymentSucceeded that claimed it): the call is handed to a caller only after the
+     * commit, so none went out on it, and a cancellation answers as if it had never been claimed.
+     *
+     * @param claim the {@link #claimedUntil} of that claim
+     */
+    public void withdrawClaim(Instant claim, Instant now) {
+        switch (status) {
+            case REQUESTED -> {
+                if (cancelRequested || claim == null || !isClaimedBy(claim)) {
+                    throw illegal("withdrawClaim");
+                }
+                claimedUntil = null;
+                touch(now);
+            }
+            default -> throw illegal("withdrawClaim");
         }
     }
 
@@ -472,6 +542,11 @@ public class Shipment {
         return new Progress(status, address, paid, cancelRequested, creationUncertain, attempts, cancelAttempts,
                 nextAttemptAt, claimedUntil, carrierShipmentId, lastError, causedByEventId, cancelCausedByEventId,
                 updatedAt, version);
+    }
+
+    /** {@code claim} is the row's claim (none, if the row is not claimed): a caller's outcome is for the row as it is. */
+    public boolean isClaimedBy(Instant claim) {
+        return Objects.equals(claimedUntil, claim);
     }
 
     /** A carrier call is under way (claimed and the lease has not run out). */

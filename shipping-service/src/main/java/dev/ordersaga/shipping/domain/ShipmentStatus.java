@@ -4,6 +4,8 @@ package dev.ordersaga.shipping.domain;
  * <pre>
  * PENDING -> REQUESTED -> CREATED | REJECTED | ON_HOLD
  * ON_HOLD -> REQUESTED                       (an operator asked to retry)
+ * ON_HOLD -> CREATED                         (a create call of an earlier claim landed after all)
+ * REQUESTED -> CANCELLING                    (a claim the cancellation waited for ran out unanswered)
  * CREATED -> CANCELLING -> CANCELLED         (compensation at the carrier)
  * PENDING | ON_HOLD | REJECTED -> CANCELLED  (nothing to undo at the carrier)
  * CANCELLED -> CANCELLING                    (a create call that landed after the cancellation found nothing)

@@ -82,6 +82,9 @@ class ShipmentWorkerTest {
     @ConfigProperty(name = "shipping.carrier.url")
     String carrierUrl;
 
+    @ConfigProperty(name = "shipping.retry.max-attempts")
+    int maxAttempts;
+
     @BeforeAll
     static void connect() {
         events = new SagaEvents();
@@ -168,6 +171,63 @@ class ShipmentWorkerTest {
         Shipment done = row(saga.orderId());
         assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
         assertThat(done.carrierShipmentId()).isEqualTo(carrierId);
+    }
+
+    /**
+     * PaymentSucceeded's transaction claimed the create call, and the call never went out (the process stopped first).
+     * The order's cancellation, heard while the claim held, waits for the call; once the claim has run out the shipment
+     * is looked up at the carrier by its key and the cancellation answered: no create call for a cancelled order.
+     */
+    @Test
+    void aCancellationThatWaitedForAClaimedCallThatNeverWentOutCreatesNothing() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        insertShipment(UUID.randomUUID(), orderId, saga.correlationId(), UUID.randomUUID(), 0, Instant.now(),
+                Instant.now().plusSeconds(5));
+
+        EventEnvelope<OrderCancelling> cancelling = hearCancelling(saga);
+        Shipment waiting = row(orderId);
+        assertThat(waiting.status()).as("the claim still holds").isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(waiting.isCancelRequested()).isTrue();
+
+        EventEnvelope<ShipmentCancelled> cancelled = published.await(orderId, ShipmentCancelled.class, WAIT);
+
+        assertThat(cancelled.causationId()).isEqualTo(cancelling.eventId());
+        assertThat(published.typesOf(orderId)).containsExactly("ShipmentCancelled");
+        assertThat(carrier().shipmentsOf(orderId)).isEmpty();
+        Shipment done = row(orderId);
+        assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(done.carrierShipmentId()).isNull();
+        assertThat(done.attempts()).as("no create attempt made").isZero();
+    }
+
+    /**
+     * Caller A's claim ran out while it stalled, and B claimed the row again: B's call is under way. A's failure,
+     * reported late at the last attempt but one, is ignored: it would free the row from B's call and put it on hold.
+     */
+    @Test
+    void aFailureReportedUnderAClaimThatWasReplacedIsIgnored() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        UUID shipmentId = UUID.randomUUID();
+        String correlationId = "shipping-test-" + orderId;
+        UUID paymentEventId = UUID.randomUUID();
+        Instant claimOfA = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.MICROS);
+        // B's lease is short: once it ran out, the sweep makes B's call again and the row comes to rest
+        Instant claimOfB = Instant.now().plusSeconds(10).truncatedTo(ChronoUnit.MICROS);
+        insertShipment(shipmentId, orderId, correlationId, paymentEventId, maxAttempts - 1, Instant.now(), claimOfB);
+        Shipment claimedByB = row(orderId);
+        CarrierWork workOfA = new CarrierWork(CarrierWork.Kind.CREATE, shipmentId, orderId, correlationId,
+                paymentEventId, claimedByB.address(), null, maxAttempts - 1, claimOfA);
+
+        try (Correlation.Scope ignored = Correlation.open(correlationId, paymentEventId)) {
+            shipping.onCarrierUnavailable(workOfA, "no answer within 2000 ms", true);
+        }
+
+        Shipment after = row(orderId);
+        assertThat(after.status()).isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(after.attempts()).isEqualTo(maxAttempts - 1);
+        assertThat(after.claimedUntil()).as("still B's").isEqualTo(claimOfB);
+        assertThat(after.progress()).as("nothing written").isEqualTo(claimedByB.progress());
     }
 
     /**

@@ -33,6 +33,8 @@ class ShipmentTest {
     private static final Duration LEASE = Duration.ofSeconds(30);
     /** The create call's claim has run out without an answer: it may still land at the carrier. */
     private static final Instant AFTER_LEASE = NOW.plus(LEASE).plusSeconds(1);
+    /** A claim made then has run out by NOW. */
+    private static final Instant LEASE_AGO = NOW.minus(LEASE).minusSeconds(1);
     private static final RetryPolicy POLICY = new RetryPolicy(5, Duration.ofMillis(200), Duration.ofSeconds(5));
     private static final UUID EVENT = UUID.fromString("00000000-0000-0000-0000-0000000000e1");
 
@@ -42,27 +44,30 @@ class ShipmentTest {
      */
     enum Situation {
         PENDING_NEW, PENDING_ORDERED, PENDING_PAID, REQUESTED, REQUESTED_IN_FLIGHT, REQUESTED_CANCEL_REQUESTED,
+        /** Cancel requested while a create call was claimed, and the claim ran out unanswered. */
+        REQUESTED_CANCEL_LAPSED,
         CREATED, REJECTED, ON_HOLD, CANCELLING, CANCELLING_LOOKUP, CANCELLED, CANCELLED_AFTER_LOOKUP,
         CANCELLED_BEFORE_ORDER
     }
 
     /** Situation x transition: the status the transition leads to, or "-" where it is refused. */
     private static final String TABLE = """
-            situation                   noteOrderCreated notePaid   startAttempt noteCreated noteRejected noteCarrierUnavailable requestRetry cancel     noteCancelled noteCancelFailed
-            PENDING_NEW                 PENDING          PENDING    -            -           -            -                      -            CANCELLED  -             -
-            PENDING_ORDERED             -                REQUESTED  -            -           -            -                      -            CANCELLED  -             -
-            PENDING_PAID                REQUESTED        -          -            -           -            -                      -            CANCELLED  -             -
-            REQUESTED                   -                -          REQUESTED    CREATED     REJECTED     REQUESTED              -            CANCELLED  -             -
-            REQUESTED_IN_FLIGHT         -                -          -            CREATED     REJECTED     REQUESTED              -            REQUESTED  -             -
-            REQUESTED_CANCEL_REQUESTED  -                -          -            CANCELLING  CANCELLED    CANCELLED              -            -          -             -
-            CREATED                     -                -          -            -           -            -                      -            CANCELLING -             -
-            REJECTED                    -                -          -            -           -            -                      -            CANCELLED  -             -
-            ON_HOLD                     -                -          -            -           -            -                      REQUESTED    CANCELLED  -             -
-            CANCELLING                  -                -          CANCELLING   -           -            -                      -            -          CANCELLED     CANCELLING
-            CANCELLING_LOOKUP           -                -          CANCELLING   CANCELLING  -            -                      -            -          CANCELLED     CANCELLING
-            CANCELLED                   -                CANCELLED  -            -           -            -                      -            -          -             -
-            CANCELLED_AFTER_LOOKUP      -                -          -            CANCELLING  -            -                      -            -          -             -
-            CANCELLED_BEFORE_ORDER      CANCELLED        CANCELLED  -            -           -            -                      -            -          -             -
+            situation                   noteOrderCreated notePaid   startAttempt noteCreated noteRejected noteCarrierUnavailable requestRetry cancel     noteCancelled noteCancelFailed withdrawClaim
+            PENDING_NEW                 PENDING          PENDING    -            -           -            -                      -            CANCELLED  -             -                -
+            PENDING_ORDERED             -                REQUESTED  -            -           -            -                      -            CANCELLED  -             -                -
+            PENDING_PAID                REQUESTED        -          -            -           -            -                      -            CANCELLED  -             -                -
+            REQUESTED                   -                -          REQUESTED    CREATED     REJECTED     REQUESTED              -            CANCELLED  -             -                -
+            REQUESTED_IN_FLIGHT         -                -          -            CREATED     REJECTED     REQUESTED              -            REQUESTED  -             -                REQUESTED
+            REQUESTED_CANCEL_REQUESTED  -                -          -            CANCELLING  CANCELLED    CANCELLED              -            -          -             -                -
+            REQUESTED_CANCEL_LAPSED     -                -          CANCELLING   CANCELLING  CANCELLED    CANCELLED              -            -          -             -                -
+            CREATED                     -                -          -            -           -            -                      -            CANCELLING -             -                -
+            REJECTED                    -                -          -            -           -            -                      -            CANCELLED  -             -                -
+            ON_HOLD                     -                -          -            CREATED     -            -                      REQUESTED    CANCELLED  -             -                -
+            CANCELLING                  -                -          CANCELLING   -           -            -                      -            -          CANCELLED     CANCELLING       -
+            CANCELLING_LOOKUP           -                -          CANCELLING   CANCELLING  -            -                      -            -          CANCELLED     CANCELLING       -
+            CANCELLED                   -                CANCELLED  -            -           -            -                      -            -          -             -                -
+            CANCELLED_AFTER_LOOKUP      -                -          -            CANCELLING  -            -                      -            -          -             -                -
+            CANCELLED_BEFORE_ORDER      CANCELLED        CANCELLED  -            -           -            -                      -            -          -             -                -
             """;
 
     private static final Map<String, Consumer<Shipment>> TRANSITIONS = new LinkedHashMap<>();
@@ -72,13 +77,17 @@ class ShipmentTest {
         TRANSITIONS.put("notePaid", s -> s.notePaid(EVENT, NOW));
         TRANSITIONS.put("startAttempt", s -> s.startAttempt(NOW, LEASE));
         TRANSITIONS.put("noteCreated", s -> s.noteCreated("shp_1", NOW));
-        TRANSITIONS.put("noteRejected", s -> s.noteRejected("address undeliverable", NOW));
-        TRANSITIONS.put("noteCarrierUnavailable", s -> s.noteCarrierUnavailable("carrier answered 503", false, NOW, POLICY));
+        // a failure as the call of the row's claim reports it
+        TRANSITIONS.put("noteRejected", s -> s.noteRejected(s.claimedUntil(), "address undeliverable", NOW));
+        TRANSITIONS.put("noteCarrierUnavailable", s -> s.noteCarrierUnavailable(s.claimedUntil(), "carrier answered 503",
+                false, NOW, POLICY));
         TRANSITIONS.put("requestRetry", s -> s.requestRetry(EVENT, NOW));
         TRANSITIONS.put("cancel", s -> s.cancel(EVENT, NOW));
         // the worker's answer: the id it cancelled, or none when it looked the shipment up and the carrier had none
         TRANSITIONS.put("noteCancelled", s -> s.noteCancelled(s.carrierShipmentId(), NOW));
-        TRANSITIONS.put("noteCancelFailed", s -> s.noteCancelFailed("carrier answered 503", NOW, POLICY));
+        TRANSITIONS.put("noteCancelFailed", s -> s.noteCancelFailed(s.claimedUntil(), "carrier answered 503", NOW,
+                POLICY));
+        TRANSITIONS.put("withdrawClaim", s -> s.withdrawClaim(s.claimedUntil(), NOW));
     }
 
     static Stream<Arguments> everyTransitionFromEverySituation() {
@@ -203,7 +212,7 @@ class ShipmentTest {
     @Test
     void rejectionFailsTheStep() {
         Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
-        List<ShippingEvent> events = shipment.noteRejected("address undeliverable", NOW);
+        List<ShippingEvent> events = shipment.noteRejected(shipment.claimedUntil(), "address undeliverable", NOW);
         assertThat(events).containsExactly(new ShipmentFailed(shipment.id().toString(), "address undeliverable"));
         assertThat(shipment.lastError()).isEqualTo("address undeliverable");
         assertThat(shipment.nextAttemptAt()).isNull();
@@ -215,7 +224,8 @@ class ShipmentTest {
         List<Duration> delays = new java.util.ArrayList<>();
         for (int attempt = 1; attempt <= 4; attempt++) {
             Instant failedAt = NOW.plusSeconds(attempt * 10L);
-            assertThat(shipment.noteCarrierUnavailable("carrier answered 503", false, failedAt, POLICY)).isEmpty();
+            assertThat(shipment.noteCarrierUnavailable(shipment.claimedUntil(), "carrier answered 503", false, failedAt,
+                    POLICY)).isEmpty();
             assertThat(shipment.attempts()).isEqualTo(attempt);
             delays.add(Duration.between(failedAt, shipment.nextAttemptAt()));
             assertThat(shipment.isInFlight(failedAt)).isFalse();
@@ -230,9 +240,9 @@ class ShipmentTest {
     void afterTheLastAttemptTheShipmentWaitsForAnOperatorAndNothingIsUndone() {
         RetryPolicy three = new RetryPolicy(3, Duration.ofMillis(200), Duration.ofSeconds(5));
         Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
-        shipment.noteCarrierUnavailable("503", false, NOW, three);
-        shipment.noteCarrierUnavailable("503", false, NOW, three);
-        List<ShippingEvent> events = shipment.noteCarrierUnavailable("503", false, NOW, three);
+        shipment.noteCarrierUnavailable(shipment.claimedUntil(), "503", false, NOW, three);
+        shipment.noteCarrierUnavailable(shipment.claimedUntil(), "503", false, NOW, three);
+        List<ShippingEvent> events = shipment.noteCarrierUnavailable(shipment.claimedUntil(), "503", false, NOW, three);
 
         assertThat(events).containsExactly(
                 new ShipmentOnHold(shipment.id().toString(), "carrier unavailable after 3 attempts", 3));
@@ -303,7 +313,7 @@ class ShipmentTest {
     @Test
     void rejectionDuringACancelAnswersBoth() {
         Shipment shipment = in(Situation.REQUESTED_CANCEL_REQUESTED);
-        List<ShippingEvent> events = shipment.noteRejected("address undeliverable", NOW);
+        List<ShippingEvent> events = shipment.noteRejected(shipment.claimedUntil(), "address undeliverable", NOW);
         assertThat(events).containsExactly(new ShipmentFailed(shipment.id().toString(), "address undeliverable"),
                 new ShipmentCancelled(shipment.id().toString()));
     }
@@ -311,7 +321,8 @@ class ShipmentTest {
     @Test
     void aFailedCallDuringACancelIsNotRetriedButAnswered() {
         Shipment shipment = in(Situation.REQUESTED_CANCEL_REQUESTED);
-        List<ShippingEvent> events = shipment.noteCarrierUnavailable("carrier answered 503", false, NOW, POLICY);
+        List<ShippingEvent> events = shipment.noteCarrierUnavailable(shipment.claimedUntil(), "carrier answered 503",
+                false, NOW, POLICY);
         assertThat(events).containsExactly(new ShipmentCancelled(shipment.id().toString()));
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
     }
@@ -319,7 +330,8 @@ class ShipmentTest {
     @Test
     void aTimedOutCallDuringACancelIsCheckedAtTheCarrier() {
         Shipment shipment = in(Situation.REQUESTED_CANCEL_REQUESTED);
-        List<ShippingEvent> events = shipment.noteCarrierUnavailable("no answer within 2000 ms", true, NOW, POLICY);
+        List<ShippingEvent> events = shipment.noteCarrierUnavailable(shipment.claimedUntil(), "no answer within 2000 ms",
+                true, NOW, POLICY);
         assertThat(events).isEmpty();
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
         assertThat(shipment.carrierShipmentId()).isNull();
@@ -330,7 +342,7 @@ class ShipmentTest {
     void aShipmentOnHoldAfterTimeoutsIsCheckedAtTheCarrierBeforeItIsCancelled() {
         RetryPolicy one = new RetryPolicy(1, Duration.ofMillis(200), Duration.ofSeconds(5));
         Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
-        shipment.noteCarrierUnavailable("no answer within 2000 ms", true, NOW, one);
+        shipment.noteCarrierUnavailable(shipment.claimedUntil(), "no answer within 2000 ms", true, NOW, one);
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.ON_HOLD);
 
         assertThat(shipment.cancel(EVENT, NOW)).isEmpty();
@@ -346,12 +358,67 @@ class ShipmentTest {
         assertThat(shipment.isCreationUncertain()).isTrue();
     }
 
+    /**
+     * The create call claimed when the cancellation came never went out (its caller stopped or crashed, or the claim
+     * waited too long for a thread): once the claim has run out, the row is claimed for the cancellation, never for a
+     * create call made for an order cancelled a lease earlier. The claimed call may have reached the carrier, so the
+     * shipment is looked up by its key.
+     */
+    @Test
+    void aCancellationThatWaitedForAClaimThatRanOutIsLookedUpNotCreated() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        assertThat(shipment.cancel(EVENT, NOW)).isEmpty();
+        assertThat(shipment.isDue(AFTER_LEASE)).isTrue();
+
+        shipment.startAttempt(AFTER_LEASE, LEASE);
+
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.isInFlight(AFTER_LEASE)).as("claimed for the look-up").isTrue();
+        assertThat(shipment.carrierShipmentId()).as("nothing known: looked up by the key").isNull();
+        assertThat(shipment.isCreationUncertain()).isTrue();
+        assertThat(shipment.attempts()).as("no create attempt counted").isZero();
+        assertThat(shipment.noteCancelled(null, AFTER_LEASE)).contains(new ShipmentCancelled(shipment.id().toString()));
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+    }
+
+    /** A claim taken back by the transaction that made it (it was never handed to a caller) leaves nothing to look up. */
+    @Test
+    void aCancellationOfAClaimNeverHandedOutIsAnsweredAtOnce() {
+        Shipment shipment = in(Situation.REQUESTED);
+        shipment.startAttempt(NOW, LEASE);
+
+        shipment.withdrawClaim(shipment.claimedUntil(), NOW);
+
+        assertThat(shipment.isInFlight(NOW)).isFalse();
+        assertThat(shipment.cancel(EVENT, NOW)).contains(new ShipmentCancelled(shipment.id().toString()));
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(shipment.isCreationUncertain()).isFalse();
+    }
+
+    @Test
+    void aWithdrawnClaimKeepsWhatAnEarlierClaimLeftUncertain() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        shipment.startAttempt(AFTER_LEASE, LEASE);
+
+        shipment.withdrawClaim(shipment.claimedUntil(), AFTER_LEASE);
+
+        assertThat(shipment.cancel(EVENT, AFTER_LEASE)).as("the first claim's call may have gone out").isEmpty();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+    }
+
+    @Test
+    void onlyTheRowsOwnClaimIsWithdrawn() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        assertThatThrownBy(() -> shipment.withdrawClaim(NOW, NOW)).isInstanceOf(IllegalTransitionException.class);
+        assertThat(shipment.isInFlight(NOW)).isTrue();
+    }
+
     @Test
     void aFailingCancelIsRetriedWithBackoffForEver() {
         Shipment shipment = in(Situation.CANCELLING);
         for (int attempt = 1; attempt <= 50; attempt++) {
             shipment.startAttempt(NOW, LEASE);
-            shipment.noteCancelFailed("carrier answered 503", NOW, POLICY);
+            shipment.noteCancelFailed(shipment.claimedUntil(), "carrier answered 503", NOW, POLICY);
             assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
             assertThat(shipment.cancelAttempts()).isEqualTo(attempt);
             assertThat(Duration.between(NOW, shipment.nextAttemptAt())).isEqualTo(POLICY.delayAfter(attempt));
@@ -364,7 +431,7 @@ class ShipmentTest {
     @Test
     void aLookedUpCarrierIdIsRecordedWithTheCancellation() {
         Shipment shipment = in(Situation.REQUESTED_CANCEL_REQUESTED);
-        shipment.noteCarrierUnavailable("no answer", true, NOW, POLICY);
+        shipment.noteCarrierUnavailable(shipment.claimedUntil(), "no answer", true, NOW, POLICY);
         shipment.noteCancelled("shp_found", NOW);
         assertThat(shipment.carrierShipmentId()).isEqualTo("shp_found");
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
@@ -419,10 +486,80 @@ class ShipmentTest {
         }
     }
 
+    // ---- claims: an outcome belongs to the claim its call was made under
+
+    /**
+     * Caller A's claim runs out while it is stalled; B claims the row again and calls with the same key. A's failure,
+     * reported late, must neither free the row from B's call nor count an attempt: at max - 1 it would put the row on
+     * hold while B's call may be creating the shipment.
+     */
+    @Test
+    void aFailureOfAClaimThatWasReplacedIsIgnored() {
+        Shipment shipment = withFailedAttempts(POLICY.maxAttempts() - 1);
+        Instant first = NOW.plusSeconds(3600);
+        shipment.startAttempt(first, LEASE);
+        Instant claimA = shipment.claimedUntil();
+        Instant second = first.plus(LEASE).plusSeconds(1);
+        shipment.startAttempt(second, LEASE);
+        Instant claimB = shipment.claimedUntil();
+        Shipment.Progress claimedByB = shipment.progress();
+
+        assertThat(shipment.noteCarrierUnavailable(claimA, "no answer within 2000 ms", true, second, POLICY)).isEmpty();
+        assertThat(shipment.noteRejected(claimA, "address undeliverable", second)).isEmpty();
+
+        assertThat(shipment.progress()).as("nothing of A's outcomes recorded").isEqualTo(claimedByB);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.REQUESTED);
+        assertThat(shipment.attempts()).isEqualTo(POLICY.maxAttempts() - 1);
+        assertThat(shipment.claimedUntil()).isEqualTo(claimB);
+        assertThat(shipment.isInFlight(second)).isTrue();
+
+        List<ShippingEvent> events = shipment.noteCarrierUnavailable(claimB, "carrier answered 503", false, second, POLICY);
+        assertThat(events).as("B's own failure counts").singleElement().isInstanceOf(ShipmentOnHold.class);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.ON_HOLD);
+    }
+
+    @Test
+    void aCancelFailureOfAClaimThatWasReplacedIsIgnored() {
+        Shipment shipment = in(Situation.CANCELLING);
+        shipment.startAttempt(NOW, LEASE);
+        Instant claimA = shipment.claimedUntil();
+        shipment.startAttempt(AFTER_LEASE, LEASE);
+        Shipment.Progress claimedByB = shipment.progress();
+
+        shipment.noteCancelFailed(claimA, "carrier answered 503", AFTER_LEASE, POLICY);
+
+        assertThat(shipment.progress()).isEqualTo(claimedByB);
+        assertThat(shipment.cancelAttempts()).isZero();
+    }
+
+    /** With one idempotency key the carrier holds one shipment: whichever claim's call brings its id, it is recorded. */
+    @Test
+    void aSuccessOfAClaimThatWasReplacedIsRecorded() {
+        Shipment claimedAgain = in(Situation.REQUESTED_IN_FLIGHT);
+        claimedAgain.startAttempt(AFTER_LEASE, LEASE);
+        assertThat(claimedAgain.noteCreated("shp_a", AFTER_LEASE).carrierShipmentId()).isEqualTo("shp_a");
+        assertThat(claimedAgain.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(claimedAgain.isInFlight(AFTER_LEASE)).isFalse();
+
+        // the later claims' calls all failed, the earlier one's landed: the shipment exists, no operator is needed
+        Shipment onHold = in(Situation.ON_HOLD);
+        ShipmentCreated created = onHold.noteCreated("shp_a", NOW);
+        assertThat(created).isEqualTo(new ShipmentCreated(onHold.id().toString(), "shp_a"));
+        assertThat(onHold.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(onHold.nextAttemptAt()).isNull();
+    }
+
+    @Test
+    void aClaimIsKeptAsTheColumnKeepsIt() {
+        Shipment shipment = in(Situation.REQUESTED);
+        shipment.startAttempt(NOW.plusNanos(123_456_789), LEASE);
+        assertThat(shipment.claimedUntil()).isEqualTo(NOW.plus(LEASE).plusNanos(123_456_000));
+    }
+
     @Test
     void longErrorsAreCut() {
         Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
-        shipment.noteCarrierUnavailable("x".repeat(5000), false, NOW, POLICY);
+        shipment.noteCarrierUnavailable(shipment.claimedUntil(), "x".repeat(5000), false, NOW, POLICY);
         assertThat(shipment.lastError()).hasSize(1000);
     }
 
@@ -444,9 +581,14 @@ class ShipmentTest {
             case REQUESTED -> requested(s);
             case REQUESTED_IN_FLIGHT -> inFlight(s);
             case REQUESTED_CANCEL_REQUESTED -> inFlight(s).cancel(EVENT, NOW);
+            case REQUESTED_CANCEL_LAPSED -> {
+                requested(s).startAttempt(LEASE_AGO, LEASE);
+                s.cancel(EVENT, LEASE_AGO);
+            }
             case CREATED -> inFlight(s).noteCreated("shp_1", NOW);
-            case REJECTED -> inFlight(s).noteRejected("address undeliverable", NOW);
-            case ON_HOLD -> inFlight(s).noteCarrierUnavailable("carrier answered 503", false, NOW, onHoldAtOnce);
+            case REJECTED -> inFlight(s).noteRejected(s.claimedUntil(), "address undeliverable", NOW);
+            case ON_HOLD -> inFlight(s).noteCarrierUnavailable(s.claimedUntil(), "carrier answered 503", false, NOW,
+                    onHoldAtOnce);
             case CANCELLING -> {
                 inFlight(s).noteCreated("shp_1", NOW);
                 s.cancel(EVENT, NOW);
@@ -461,6 +603,17 @@ class ShipmentTest {
                 s.noteCancelled(null, AFTER_LEASE);
             }
             case CANCELLED_BEFORE_ORDER -> s.cancel(EVENT, NOW);
+        }
+        return s;
+    }
+
+    /** REQUESTED and not claimed after so many failed create attempts (a claim and a failure each, a minute apart). */
+    private static Shipment withFailedAttempts(int failed) {
+        Shipment s = requested(Shipment.open(UUID.randomUUID(), "corr-1", NOW));
+        for (int i = 0; i < failed; i++) {
+            Instant at = NOW.plusSeconds(60L * i);
+            s.startAttempt(at, LEASE);
+            s.noteCarrierUnavailable(s.claimedUntil(), "carrier answered 503", false, at, POLICY);
         }
         return s;
     }

@@ -8,11 +8,13 @@ import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.events.ShipmentCancelled;
 import dev.ordersaga.events.ShipmentFailed;
 import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.shipping.application.ShippingService;
 import dev.ordersaga.shipping.domain.Shipment;
 import dev.ordersaga.shipping.domain.ShipmentStatus;
+import dev.ordersaga.shipping.testing.CarrierSandboxApi;
 import dev.ordersaga.shipping.testing.CarrierSandboxResource;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
 import dev.ordersaga.testing.Inboxes;
@@ -22,6 +24,8 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,6 +42,7 @@ import static dev.ordersaga.shipping.testing.SagaEvents.orderCreated;
 import static dev.ordersaga.shipping.testing.SagaEvents.paymentSucceeded;
 import static dev.ordersaga.shipping.testing.SagaEvents.retryRequested;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Events applied as the consumer applies them ({@link IncomingEvents#apply} with its handlers), each delivery in a
@@ -67,6 +72,9 @@ class SagaEventsConsumerTest {
 
     @Inject
     DataSource dataSource;
+
+    @ConfigProperty(name = "shipping.carrier.url")
+    String carrierUrl;
 
     @BeforeAll
     static void watchTopic() {
@@ -121,6 +129,38 @@ class SagaEventsConsumerTest {
         });
         published.await(orderId, ShipmentFailed.class, WAIT);
         assertThat(published.typesOf(orderId)).containsExactly("ShipmentCancelled", "ShipmentFailed");
+    }
+
+    /**
+     * PaymentSucceeded and OrderCancelling of one order in one poll, applied in one transaction: the create call the
+     * payment claimed would be handed to a caller only after the commit, so none can have gone out when the
+     * cancellation was recorded. It is answered at once, and the carrier is never called.
+     */
+    @Test
+    void aCancellationInTheTransactionThatClaimedTheCreateCallStopsIt() {
+        UUID orderId = UUID.randomUUID();
+        String correlationId = "batch-" + orderId;
+        EventEnvelope<OrderCreated> created = EventEnvelope.of(orderId, correlationId, null, orderCreated());
+        EventEnvelope<PaymentSucceeded> paid = EventEnvelope.of(orderId, correlationId, null, paymentSucceeded());
+        EventEnvelope<OrderCancelling> cancelling = EventEnvelope.of(orderId, correlationId, null, orderCancelling());
+        apply(created);
+
+        incoming.processAll(List.of(record(paid, 0), record(cancelling, 1)), consumer.handlers());
+
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(shipment.isCreationUncertain()).isFalse();
+        assertThat(shipment.claimedUntil()).isNull();
+        EventEnvelope<ShipmentCancelled> cancelled = published.await(orderId, ShipmentCancelled.class, WAIT);
+        assertThat(cancelled.causationId()).isEqualTo(cancelling.eventId());
+        // a call handed out at the commit would have reached the sandbox by now
+        await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5))
+                .until(() -> new CarrierSandboxApi(carrierUrl).shipmentsOf(orderId).isEmpty());
+        assertThat(published.typesOf(orderId)).containsExactly("ShipmentCancelled");
+    }
+
+    private static ConsumerRecord<String, String> record(EventEnvelope<?> event, long offset) {
+        return new ConsumerRecord<>(event.topic(), 0, offset, event.orderId().toString(), EventCodec.encode(event));
     }
 
     /**
