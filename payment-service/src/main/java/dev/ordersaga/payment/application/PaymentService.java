@@ -10,6 +10,7 @@ import dev.ordersaga.events.PaymentEvent;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
+import dev.ordersaga.payment.domain.SettlementWatch;
 import dev.ordersaga.payment.persistence.PaymentRepository;
 import dev.ordersaga.payment.persistence.PaymentRepository.ChargeState;
 import dev.ordersaga.retry.Backoff;
@@ -63,11 +64,21 @@ public class PaymentService {
     @ConfigProperty(name = "payment.worker.lease", defaultValue = "30s")
     Duration lease;
 
+    /** The first look for a late settlement of a declined charge; each further one twice as far off. */
+    @ConfigProperty(name = "payment.settlement.first-look", defaultValue = "2s")
+    Duration settlementFirstLook;
+
+    /** How many looks; 0 leaves a late settlement to the provider's webhook alone. */
+    @ConfigProperty(name = "payment.settlement.looks", defaultValue = "5")
+    int settlementLooks;
+
     private Backoff backoff;
+    private SettlementWatch settlementWatch;
 
     @PostConstruct
     void init() {
         backoff = new Backoff(retryBaseDelay, retryMaxDelay);
+        settlementWatch = new SettlementWatch(settlementFirstLook, settlementLooks);
     }
 
     // ---- incoming events (in the consumer's transaction) ----
@@ -186,11 +197,43 @@ public class PaymentService {
         Payment payment = load(paymentId);
         Payment.Progress asRead = payment.progress();
         PaymentStatus before = payment.status();
-        List<PaymentEvent> events = payment.chargeDeclined(reason, now);
+        List<PaymentEvent> events = payment.chargeDeclined(reason, now, settlementWatch);
         if (events.isEmpty()) {
             LOG.infof("Charge of order %s declined (%s): nothing to do, payment is %s", payment.orderId(), reason, before);
         } else {
             LOG.infof("Charge of order %s declined: %s%s", payment.orderId(), reason, describe(payment, events));
+        }
+        afterTransition(payment, asRead, events, now);
+    }
+
+    /** A look for a late settlement of a declined charge found none: the next look, or the end of the watch. */
+    @Transactional
+    public void recordStillDeclined(UUID paymentId) {
+        Instant now = Instant.now();
+        Payment payment = load(paymentId);
+        Payment.Progress asRead = payment.progress();
+        payment.noteStillDeclined(now, settlementWatch);
+        if (payment.status() == PaymentStatus.DECLINED && payment.nextAttemptAt() == null
+                && asRead.nextAttemptAt() != null) {
+            LOG.infof("Declined charge of order %s not settled late within %s s of the decline: no more looks",
+                    payment.orderId(), settlementWatch.window().toSeconds());
+        }
+        afterTransition(payment, asRead, List.of(), now);
+    }
+
+    /** The order is cancelling and the provider has no charge for the payment: none is sent, nothing to refund. */
+    @Transactional
+    public void recordChargeAbandoned(UUID paymentId) {
+        Instant now = Instant.now();
+        Payment payment = load(paymentId);
+        Payment.Progress asRead = payment.progress();
+        PaymentStatus before = payment.status();
+        List<PaymentEvent> events = payment.chargeAbandoned(now);
+        if (events.isEmpty()) {
+            LOG.infof("The provider has no charge of order %s: nothing to do, payment is %s", payment.orderId(), before);
+        } else {
+            LOG.infof("The provider has no charge of order %s, which is cancelling: payment %s %s -> %s without a "
+                    + "charge%s", payment.orderId(), payment.id(), before, payment.status(), describe(payment, events));
         }
         afterTransition(payment, asRead, events, now);
     }
@@ -264,6 +307,15 @@ public class PaymentService {
         return payments.chargeState(paymentId);
     }
 
+    /**
+     * Whether the order's cancellation is recorded on the payment, as last committed. The worker asks just before it
+     * sends a charge: a call claimed in the transaction that made it due (or queued behind slow calls) may run after
+     * an OrderCancelling committed, and nothing else tells it. One read outside any transaction, as {@link #findCharge}.
+     */
+    public boolean cancelRequested(UUID paymentId) {
+        return payments.chargeState(paymentId).map(ChargeState::cancelRequested).orElse(false);
+    }
+
     @Transactional
     public Optional<Payment> findByOrderId(UUID orderId) {
         return payments.findByOrderId(orderId);
@@ -286,7 +338,7 @@ public class PaymentService {
             PaymentTask task = PaymentTask.of(payment);
             payment.lease(now, now.plus(lease));
             due.fire(PaymentDue.claimed(task, now));
-        } else if (payment.status().awaitsProvider() && payment.nextAttemptAt() != null) {
+        } else if (payment.nextCall() != Payment.ProviderCall.NONE && payment.nextAttemptAt() != null) {
             due.fire(PaymentDue.later(payment.id(), payment.nextAttemptAt()));
         }
         // the observers run after the commit; the write is built now, from the payment as the lease left it

@@ -7,15 +7,18 @@ import java.util.UUID;
 
 /**
  * What a worker needs to make one provider call for a claimed payment, read in the claiming transaction so that
- * the call itself runs with no transaction and no managed entity.
+ * the call itself runs with no transaction and no managed entity. {@code cancelRequested} is as the claim read it:
+ * an OrderCancelling may commit between the claim and the call.
  */
 public record PaymentTask(UUID paymentId, UUID orderId, Payment.ProviderCall call, BigDecimal amount, String currency,
                           String paymentToken, String chargeId, String chargeIdempotencyKey,
-                          String refundIdempotencyKey, String correlationId, UUID causedByEventId) {
+                          String refundIdempotencyKey, String correlationId, UUID causedByEventId,
+                          boolean cancelRequested) {
 
     static PaymentTask of(Payment payment) {
         return new PaymentTask(payment.id(), payment.orderId(), payment.nextCall(), payment.amount(), payment.currency(),
                 payment.paymentToken(), payment.providerChargeId(), payment.idempotencyKey(),
-                payment.refundIdempotencyKey(), payment.correlationId(), payment.causedByEventId());
+                payment.refundIdempotencyKey(), payment.correlationId(), payment.causedByEventId(),
+                payment.cancelRequested());
     }
 }

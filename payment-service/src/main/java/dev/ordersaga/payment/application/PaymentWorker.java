@@ -25,11 +25,11 @@ import org.jboss.logging.Logger;
 import java.time.Duration;
 
 /**
- * Makes the provider calls that payments owe — charge, charge status, refund — outside any transaction, on the
- * shared {@link ProviderCalls} runtime: the call is claimed (by the transaction that made it due, or later by a
- * {@code FOR UPDATE SKIP LOCKED} claim with a lease on {@code next_attempt_at}), made with the payment's
- * idempotency key in the saga's correlation scope, and its outcome recorded in a new transaction through the
- * state machine (which publishes via the outbox).
+ * Makes the provider calls that payments owe — charge, charge status, refund, a declined charge's status — outside
+ * any transaction, on the shared {@link ProviderCalls} runtime: the call is claimed (by the transaction that made it
+ * due, or later by a {@code FOR UPDATE SKIP LOCKED} claim with a lease on {@code next_attempt_at}), made with the
+ * payment's idempotency key in the saga's correlation scope, and its outcome recorded in a new transaction through
+ * the state machine (which publishes via the outbox).
  */
 @ApplicationScoped
 public class PaymentWorker {
@@ -86,8 +86,9 @@ public class PaymentWorker {
         try (Correlation.Scope ignored = Correlation.open(task.correlationId(), task.causedByEventId())) {
             switch (task.call()) {
                 case CHARGE -> charge(task);
-                case CHARGE_STATUS -> askForChargeStatus(task);
+                case CHARGE_STATUS -> askForChargeStatus(task, task.cancelRequested());
                 case REFUND -> refund(task);
+                case SETTLEMENT_STATUS -> lookForLateSettlement(task);
                 case NONE -> LOG.debugf("Payment %s of order %s owes the provider nothing", task.paymentId(), task.orderId());
             }
         } catch (RuntimeException e) {
@@ -96,7 +97,26 @@ public class PaymentWorker {
         }
     }
 
+    /**
+     * The first charge call, unless the order is cancelling by now. The task cannot tell: it was read when the call was
+     * claimed, often in the very transaction that made it due, and an OrderCancelling may have committed since (in the
+     * same poll even, or while the task waited for a thread). So the committed row is read once more right before the
+     * call. A cancellation that commits after this read meets a call under way and is answered once it resolved.
+     *
+     * <p>Cancelling, the provider is asked instead of charged: a claim whose lease ran out (a worker that died in its
+     * call) leaves no trace in the row, so even a first call cannot be sure that no charge of this key reached it.
+     */
     private void charge(PaymentTask task) {
+        if (payments.cancelRequested(task.paymentId())) {
+            LOG.infof("Order %s is cancelling: no charge is sent; asking the provider whether an earlier call charged "
+                    + "(idempotency key %s)", task.orderId(), task.chargeIdempotencyKey());
+            askForChargeStatus(task, true);
+            return;
+        }
+        send(task);
+    }
+
+    private void send(PaymentTask task) {
         LOG.infof("Charging %s %s for order %s (idempotency key %s)", task.amount(), task.currency(), task.orderId(),
                 task.chargeIdempotencyKey());
         ChargeOutcome outcome = provider.charge(task.chargeIdempotencyKey(), task.amount(), task.currency(),
@@ -104,15 +124,39 @@ public class PaymentWorker {
         record(task, outcome);
     }
 
-    private void askForChargeStatus(PaymentTask task) {
+    /** @param cancelling the order is known to be cancelling: whatever the provider says, no charge is sent */
+    private void askForChargeStatus(PaymentTask task, boolean cancelling) {
         ChargeOutcome outcome = provider.chargeStatus(task.chargeIdempotencyKey());
         if (outcome instanceof NotFound) {
+            // read again if the task did not know: the order may have been cancelled while the provider was asked
+            if (cancelling || payments.cancelRequested(task.paymentId())) {
+                // Nothing is charged for a cancelled order. NotFound does not prove that no charge will ever land: a
+                // call of ours that timed out may still be on its way to the provider. Such a straggler finds the
+                // payment CANCELLED, and the provider's charge.succeeded webhook then takes the late-settlement path
+                // (reported and refunded at once); with the same key, it is the only charge there can be.
+                payments.recordChargeAbandoned(task.paymentId());
+                return;
+            }
             LOG.infof("The provider never saw the charge of order %s: charging again with the same key %s",
                     task.orderId(), task.chargeIdempotencyKey());
-            charge(task);
+            send(task);
             return;
         }
         record(task, outcome);
+    }
+
+    /**
+     * A declined charge, asked about once more: settled after all, it takes the late-settlement path (reported and
+     * refunded at once), as the provider's webhook would have had it. Anything else, no answer included, is one look of
+     * the bounded watch: the next is scheduled further off.
+     */
+    private void lookForLateSettlement(PaymentTask task) {
+        ChargeOutcome outcome = provider.chargeStatus(task.chargeIdempotencyKey());
+        if (outcome instanceof Charged charged) {
+            payments.recordChargeSucceeded(task.paymentId(), charged.chargeId());
+        } else {
+            payments.recordStillDeclined(task.paymentId());
+        }
     }
 
     private void record(PaymentTask task, ChargeOutcome outcome) {

@@ -31,6 +31,7 @@ import java.util.UUID;
  * PENDING -> CHARGING -> SUCCEEDED | DECLINED
  * SUCCEEDED -> REFUNDING -> REFUNDED
  * PENDING -> CANCELLED
+ * CHARGING -> CANCELLED               (cancelled while charging, and the provider has no charge: none is sent)
  * DECLINED | CANCELLED -> REFUNDING   (a late settlement: the provider charged after all, refunded at once)
  * </pre>
  *
@@ -41,6 +42,9 @@ import java.util.UUID;
  * that a restart neither loses nor resets the schedule) and {@link #nextCall()} says which. A charge that got no
  * answer is resolved by asking the provider for its status, never by a blind new charge; the payment id is the
  * charge's idempotency key.
+ *
+ * <p>A DECLINED payment is watched for a late settlement for a while ({@link SettlementWatch}): the provider is asked
+ * for the charge's status a few times, so that a late settlement whose webhook was lost is refunded all the same.
  */
 @Entity
 @Table(name = "payment")
@@ -53,10 +57,15 @@ public class Payment {
     public enum ProviderCall {
         /** first attempt: POST the charge */
         CHARGE,
-        /** an earlier charge got no answer: ask for its status (and charge again with the same key if unknown) */
+        /**
+         * an earlier charge got no answer, or the order is cancelling: ask for its status (and, unless the order is
+         * cancelling, charge again with the same key if unknown)
+         */
         CHARGE_STATUS,
         /** POST the refund (same idempotency key on every attempt) */
         REFUND,
+        /** the charge was declined: ask for its status, in case the provider settled it late after all */
+        SETTLEMENT_STATUS,
         NONE
     }
 
@@ -84,7 +93,10 @@ public class Payment {
     @Column(name = "stock_reserved", nullable = false)
     private boolean stockReserved;
 
-    /** OrderCancelling arrived while the charge was in flight: answer once it resolved (refund first if it succeeded) */
+    /**
+     * OrderCancelling arrived while charging: no charge is sent from then on, and the cancellation is answered once the
+     * provider said what became of the calls made before (refunded first if one succeeded)
+     */
     @Column(name = "cancel_requested", nullable = false)
     private boolean cancelRequested;
 
@@ -101,11 +113,14 @@ public class Payment {
     @Column(name = "decline_reason")
     private String declineReason;
 
-    /** provider calls of the current phase (charging, or refunding) that got no usable answer */
+    /**
+     * provider calls of the current phase that got no usable answer (charging, refunding), or the looks made for a
+     * late settlement (declined)
+     */
     @Column(nullable = false)
     private int attempts;
 
-    /** when the worker owes the provider a call; null when it owes nothing */
+    /** when the worker owes the provider a call (or a declined charge's next look); null when it owes nothing */
     @Column(name = "next_attempt_at")
     private Instant nextAttemptAt;
 
@@ -234,7 +249,8 @@ public class Payment {
                 events.add(answerNothingToRefund());
             }
             case CHARGING -> {
-                // the charge in flight is the current step: answered (refunded first if it succeeds) once it resolves
+                // a call may be under way, or have reached the provider unanswered: answered once the provider says
+                // what became of it (refunded first if it succeeded); no charge is sent from now on (nextCall)
                 cancelRequested = true;
                 updatedAt = now;
             }
@@ -289,14 +305,17 @@ public class Payment {
 
     /**
      * The provider declined the charge: CHARGING -> DECLINED with PaymentFailed, and the cancellation answered at once
-     * if it was requested meanwhile. A decline after a success is stale (a settled charge stays settled).
+     * if it was requested meanwhile; the watch for a late settlement begins. A decline after a success is stale (a
+     * settled charge stays settled).
      */
-    public List<PaymentEvent> chargeDeclined(String reason, Instant now) {
+    public List<PaymentEvent> chargeDeclined(String reason, Instant now, SettlementWatch watch) {
         List<PaymentEvent> events = new ArrayList<>();
         switch (status) {
             case CHARGING -> {
                 declineReason = Reasons.fit(reason, MAX_DECLINE_REASON_LENGTH);
                 moveTo(PaymentStatus.DECLINED, now);
+                attempts = 0;
+                nextAttemptAt = watch.nextLook(now, 0);
                 events.add(new PaymentFailed(id.toString(), declineReason));
                 if (cancelRequested) {
                     events.add(answerNothingToRefund());
@@ -306,6 +325,53 @@ public class Payment {
                 // a repeat, or stale news of a charge that settled since
             }
             case PENDING -> throw new IllegalTransitionException(status, "chargeDeclined");
+        }
+        return events;
+    }
+
+    /**
+     * A look for a late settlement found the charge not settled (still declined, unknown, or no answer): the next look
+     * is scheduled further off, or the watch ends. Settled meanwhile (REFUNDING, REFUNDED: the webhook came first),
+     * there is nothing left to watch.
+     */
+    public void noteStillDeclined(Instant now, SettlementWatch watch) {
+        switch (status) {
+            case DECLINED -> {
+                if (nextAttemptAt == null) {
+                    return;
+                }
+                attempts++;
+                nextAttemptAt = watch.nextLook(now, attempts);
+                updatedAt = now;
+            }
+            case REFUNDING, REFUNDED -> {
+                // the late settlement was learned meanwhile, from the webhook
+            }
+            case PENDING, CHARGING, SUCCEEDED, CANCELLED ->
+                    throw new IllegalTransitionException(status, "noteStillDeclined");
+        }
+    }
+
+    /**
+     * The order is cancelling and the provider has no charge under the payment's key: CHARGING -> CANCELLED, answered
+     * with nothing to refund, and no charge is sent. A call that got no answer may still reach the provider after it
+     * said so; such a charge is a late settlement ({@link #chargeSucceeded} on CANCELLED: reported and refunded). A
+     * payment resolved meanwhile (the webhook) keeps its state; one whose order is not cancelling must be charged.
+     */
+    public List<PaymentEvent> chargeAbandoned(Instant now) {
+        List<PaymentEvent> events = new ArrayList<>();
+        switch (status) {
+            case CHARGING -> {
+                if (!cancelRequested) {
+                    throw new IllegalTransitionException(status, "chargeAbandoned");
+                }
+                moveTo(PaymentStatus.CANCELLED, now);
+                events.add(answerNothingToRefund());
+            }
+            case SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED -> {
+                // the provider's news came first (a webhook): the charge is settled, the cancellation answered by it
+            }
+            case PENDING -> throw new IllegalTransitionException(status, "chargeAbandoned");
         }
         return events;
     }
@@ -367,15 +433,17 @@ public class Payment {
     /** Which provider call the worker owes now. */
     public ProviderCall nextCall() {
         return switch (status) {
-            case CHARGING -> attempts == 0 ? ProviderCall.CHARGE : ProviderCall.CHARGE_STATUS;
+            // once the order is cancelling no charge is sent: the provider is asked whether an earlier call charged
+            case CHARGING -> attempts == 0 && !cancelRequested ? ProviderCall.CHARGE : ProviderCall.CHARGE_STATUS;
             case REFUNDING -> ProviderCall.REFUND;
-            case PENDING, SUCCEEDED, DECLINED, REFUNDED, CANCELLED -> ProviderCall.NONE;
+            case DECLINED -> nextAttemptAt == null ? ProviderCall.NONE : ProviderCall.SETTLEMENT_STATUS;
+            case PENDING, SUCCEEDED, REFUNDED, CANCELLED -> ProviderCall.NONE;
         };
     }
 
     /** A provider call is owed and its time has come. */
     public boolean isDue(Instant now) {
-        return status.awaitsProvider() && nextAttemptAt != null && !nextAttemptAt.isAfter(now);
+        return nextCall() != ProviderCall.NONE && nextAttemptAt != null && !nextAttemptAt.isAfter(now);
     }
 
     /**

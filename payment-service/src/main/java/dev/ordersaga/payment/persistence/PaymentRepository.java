@@ -160,13 +160,16 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         SqlParameters.setInstant(statement, first + 11, state.nextAttemptAt());
     }
 
-    /** What a provider's news about a payment is checked against, read without a lock. */
+    /**
+     * What a provider's news about a payment is checked against, read without a lock; and what the worker checks just
+     * before it sends a charge (whether the order is cancelling).
+     */
     public record ChargeState(UUID paymentId, UUID orderId, String correlationId, UUID causedByEventId,
-                              PaymentStatus status) {
+                              PaymentStatus status, boolean cancelRequested) {
     }
 
     private static final String CHARGE_STATE = """
-            SELECT order_id, correlation_id, caused_by_event_id, status FROM payment WHERE id = ?""";
+            SELECT order_id, correlation_id, caused_by_event_id, status, cancel_requested FROM payment WHERE id = ?""";
 
     /**
      * The payment's state as last committed, without a lock and without Hibernate: a provider's news that this state
@@ -177,7 +180,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         TransactionalWrites.Write read = new TransactionalWrites.Write(CHARGE_STATE, 1,
                 (statement, first) -> statement.setObject(first, id));
         return writes.readOneCommitted(read, row -> new ChargeState(id, row.getObject(1, UUID.class), row.getString(2),
-                row.getObject(3, UUID.class), PaymentStatus.valueOf(row.getString(4))),
+                row.getObject(3, UUID.class), PaymentStatus.valueOf(row.getString(4)), row.getBoolean(5)),
                 () -> "read the charge state of payment " + id);
     }
 
@@ -186,7 +189,8 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     }
 
     /**
-     * Claims due payments for one worker: rows another transaction holds are skipped, and a claimed row's
+     * Claims due payments for one worker (a DECLINED one is due while watched for a late settlement): rows another
+     * transaction holds are skipped, and a claimed row's
      * {@code next_attempt_at} moves to {@code leaseUntil}, so that no other worker (of this or another replica)
      * takes it before this one has recorded its outcome or the lease ran out (a crashed worker).
      */
@@ -194,7 +198,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     public List<UUID> claimDue(Instant now, Instant leaseUntil, int limit) {
         List<UUID> ids = getEntityManager().createNativeQuery("""
                         SELECT id FROM payment
-                        WHERE status IN ('CHARGING', 'REFUNDING') AND next_attempt_at <= ?1
+                        WHERE status IN ('CHARGING', 'REFUNDING', 'DECLINED') AND next_attempt_at <= ?1
                         ORDER BY next_attempt_at
                         LIMIT ?2
                         FOR UPDATE SKIP LOCKED""", UUID.class)
@@ -210,7 +214,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     public Optional<UUID> claimIfDue(UUID id, Instant now, Instant leaseUntil) {
         List<UUID> ids = getEntityManager().createNativeQuery("""
                         SELECT id FROM payment
-                        WHERE id = ?1 AND status IN ('CHARGING', 'REFUNDING') AND next_attempt_at <= ?2
+                        WHERE id = ?1 AND status IN ('CHARGING', 'REFUNDING', 'DECLINED') AND next_attempt_at <= ?2
                         FOR UPDATE SKIP LOCKED""", UUID.class)
                 .setParameter(1, id)
                 .setParameter(2, now)

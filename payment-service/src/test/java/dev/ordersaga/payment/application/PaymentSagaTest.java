@@ -8,6 +8,8 @@ import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
+import dev.ordersaga.payment.persistence.PaymentRepository;
+import dev.ordersaga.payment.testing.PaymentFixtures;
 import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.payment.testing.OrderSaga;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
@@ -17,6 +19,7 @@ import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.StackTestResource;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -27,8 +30,11 @@ import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 
 import static dev.ordersaga.payment.testing.PaymentFixtures.orderCancelling;
 import static dev.ordersaga.payment.testing.PaymentFixtures.orderCreated;
@@ -56,6 +62,12 @@ class PaymentSagaTest {
 
     @Inject
     MeterRegistry meters;
+
+    @Inject
+    PaymentWorker worker;
+
+    @Inject
+    PaymentRepository repository;
 
     @ConfigProperty(name = "payment.provider.url")
     String providerUrl;
@@ -230,6 +242,84 @@ class PaymentSagaTest {
         assertThat(saga.publishedTypes()).containsExactly("PaymentSucceeded", "PaymentRefunded");
         assertThat(ledger(saga).net()).isEqualByComparingTo(BigDecimal.ZERO);
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
+    }
+
+    @Test
+    void aChargeClaimedBeforeTheOrderWasCancelledIsNeverSent() {
+        OrderSaga saga = saga("claimed-then-cancelled");
+        // StockReserved's transaction claimed the charge for this worker; the cancellation commits before it runs
+        PaymentTask claimed = chargeClaimedFor(saga);
+        assertThat(claimed.call()).isEqualTo(Payment.ProviderCall.CHARGE);
+        saga.publish(orderCancelling());
+        await().atMost(PATIENCE).until(() -> payment(saga).cancelRequested());
+
+        worker.work(claimed);
+
+        EventEnvelope<PaymentRefunded> refunded = awaitOne(saga, PaymentRefunded.class);
+        assertThat(refunded.payload().amount()).isEqualByComparingTo("0");
+        assertThat(refunded.payload().providerRefundId()).isNull();
+        assertThat(saga.publishedTypes()).containsExactly("PaymentRefunded");
+        assertThat(ledger(saga).charges()).as("no charge for an order cancelled before any money moved").isEmpty();
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.CANCELLED);
+        assertThat(payment(saga).nextAttemptAt()).isNull();
+    }
+
+    @Test
+    void aChargeThatNeverReachedTheProviderIsNotSentOnceTheOrderIsCancelling() {
+        OrderSaga saga = saga("unreached-then-cancelled");
+        PaymentTask claimed = chargeClaimedFor(saga);
+        saga.publish(orderCancelling());
+        await().atMost(PATIENCE).until(() -> payment(saga).cancelRequested());
+
+        // the claimed call found the provider unreachable (no connection: nothing sent), and is asked about after a
+        // backoff, by the application's worker, of a provider that is back and has no charge under the key
+        assertThat(payments.recordChargeUnresolved(claimed.paymentId())).isEqualTo(1);
+
+        EventEnvelope<PaymentRefunded> refunded = awaitOne(saga, PaymentRefunded.class);
+        assertThat(refunded.payload().amount()).isEqualByComparingTo("0");
+        assertThat(saga.publishedTypes()).containsExactly("PaymentRefunded");
+        assertThat(ledger(saga).charges()).isEmpty();
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.CANCELLED);
+    }
+
+    @Test
+    void lateSettlementOfADeclinedPaymentIsFoundAndRefundedWithoutTheWebhook() {
+        OrderSaga saga = saga("late-settlement-unannounced");
+        saga.publish(orderCreated("tok_declined"));
+        saga.publish(stockReserved());
+        awaitOne(saga, PaymentFailed.class);
+        saga.publish(orderCancelling());
+        awaitOne(saga, PaymentRefunded.class);
+
+        // the provider settles after all, and its webhook is lost (the sandbox here sends none)
+        ProviderLedger.Charge declined = ledger(saga).charges().get(0);
+        assertThat(declined.status()).isEqualTo("declined");
+        ProviderLedger.settleLate(providerUrl, declined.chargeId());
+
+        await().atMost(PATIENCE).until(() -> ledger(saga).net().signum() == 0 && !ledger(saga).refunds().isEmpty());
+        await().atMost(PATIENCE).until(() -> saga.published(PaymentRefunded.class).size() == 2);
+        assertThat(saga.publishedTypes())
+                .containsExactly("PaymentFailed", "PaymentRefunded", "PaymentSucceeded", "PaymentRefunded");
+        assertThat(ledger(saga).refunds()).singleElement()
+                .satisfies(refund -> assertThat(refund.amount()).isEqualByComparingTo("21.00"));
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
+    }
+
+    /**
+     * A CHARGING payment of the saga's order whose first charge call is claimed, for an hour, by the task returned: the
+     * application's own worker leaves it alone until the test records the call's outcome.
+     */
+    private PaymentTask chargeClaimedFor(OrderSaga saga) {
+        return QuarkusTransaction.requiringNew().call(() -> {
+            Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+            Payment payment = Payment.forOrder(saga.orderId(), PaymentFixtures.TOTAL, "EUR", "tok_ok",
+                    saga.correlationId(), UUID.randomUUID(), now);
+            payment.noteStockReserved(UUID.randomUUID(), now);
+            repository.persist(payment);
+            repository.flush();
+            assertThat(repository.claimIfDue(payment.id(), now, now.plus(Duration.ofHours(1)))).isPresent();
+            return PaymentTask.of(payment);
+        });
     }
 
     private OrderSaga saga(String name) {

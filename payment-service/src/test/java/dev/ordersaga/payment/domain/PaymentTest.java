@@ -34,6 +34,7 @@ class PaymentTest {
 
     private static final Instant NOW = Instant.parse("2025-01-01T12:00:00Z");
     private static final Backoff BACKOFF = new Backoff(Duration.ofMillis(200), Duration.ofSeconds(10));
+    private static final SettlementWatch WATCH = new SettlementWatch(Duration.ofSeconds(2), 3);
 
     /**
      * transition, from -> to (or "refused": IllegalTransitionException, nothing changes), and the events it emits.
@@ -80,6 +81,22 @@ class PaymentTest {
             chargeDeclined       REFUNDED  -> REFUNDED
             chargeDeclined       CANCELLED -> CANCELLED
 
+            chargeAbandoned      PENDING   -> refused
+            chargeAbandoned      CHARGING  -> refused
+            chargeAbandoned      SUCCEEDED -> SUCCEEDED
+            chargeAbandoned      DECLINED  -> DECLINED
+            chargeAbandoned      REFUNDING -> REFUNDING
+            chargeAbandoned      REFUNDED  -> REFUNDED
+            chargeAbandoned      CANCELLED -> CANCELLED
+
+            noteStillDeclined    PENDING   -> refused
+            noteStillDeclined    CHARGING  -> refused
+            noteStillDeclined    SUCCEEDED -> refused
+            noteStillDeclined    DECLINED  -> DECLINED
+            noteStillDeclined    REFUNDING -> REFUNDING
+            noteStillDeclined    REFUNDED  -> REFUNDED
+            noteStillDeclined    CANCELLED -> refused
+
             chargeUnresolved     PENDING   -> refused
             chargeUnresolved     CHARGING  -> CHARGING
             chargeUnresolved     SUCCEEDED -> SUCCEEDED
@@ -118,7 +135,13 @@ class PaymentTest {
         });
         TRANSITIONS.put("requestCancellation", p -> p.requestCancellation(UUID.randomUUID(), NOW));
         TRANSITIONS.put("chargeSucceeded", p -> p.chargeSucceeded("ch_table", NOW));
-        TRANSITIONS.put("chargeDeclined", p -> p.chargeDeclined("card declined", NOW));
+        TRANSITIONS.put("chargeDeclined", p -> p.chargeDeclined("card declined", NOW, WATCH));
+        // from CHARGING only while the order is cancelling: the table's CHARGING is not (see the tests below)
+        TRANSITIONS.put("chargeAbandoned", p -> p.chargeAbandoned(NOW));
+        TRANSITIONS.put("noteStillDeclined", p -> {
+            p.noteStillDeclined(NOW, WATCH);
+            return List.of();
+        });
         TRANSITIONS.put("chargeUnresolved", p -> {
             p.chargeUnresolved(NOW, BACKOFF);
             return List.of();
@@ -274,7 +297,7 @@ class PaymentTest {
     @Test
     void declineCarriesTheReason() {
         Payment payment = paymentIn(PaymentStatus.CHARGING);
-        List<PaymentEvent> events = payment.chargeDeclined("card declined", NOW);
+        List<PaymentEvent> events = payment.chargeDeclined("card declined", NOW, WATCH);
         assertThat(events).containsExactly(new PaymentFailed(payment.id().toString(), "card declined"));
         assertThat(payment.declineReason()).isEqualTo("card declined");
     }
@@ -283,7 +306,7 @@ class PaymentTest {
     void aProvidersReasonLongerThanThePaymentKeepsIsShortenedNotRefused() {
         Payment payment = paymentIn(PaymentStatus.CHARGING);
         String told = "declined: " + "the issuer says no. ".repeat(40);
-        List<PaymentEvent> events = payment.chargeDeclined(told, NOW);
+        List<PaymentEvent> events = payment.chargeDeclined(told, NOW, WATCH);
         assertThat(payment.declineReason()).hasSize(Payment.MAX_DECLINE_REASON_LENGTH).startsWith("declined: the issuer");
         assertThat(events).containsExactly(new PaymentFailed(payment.id().toString(), payment.declineReason()));
     }
@@ -324,11 +347,58 @@ class PaymentTest {
     void cancelWhileChargingIsAnsweredWithNothingToRefundWhenTheChargeIsDeclined() {
         Payment payment = paymentIn(PaymentStatus.CHARGING);
         payment.requestCancellation(UUID.randomUUID(), NOW);
-        List<PaymentEvent> events = payment.chargeDeclined("card declined", NOW);
+        List<PaymentEvent> events = payment.chargeDeclined("card declined", NOW, WATCH);
         assertThat(events).extracting(e -> e.getClass().getSimpleName())
                 .containsExactly("PaymentFailed", "PaymentRefunded");
         assertThat(((PaymentRefunded) events.get(1)).amount()).isEqualByComparingTo("0");
         assertThat(payment.status()).isEqualTo(PaymentStatus.DECLINED);
+    }
+
+    @Test
+    void cancelWhileChargingSendsNoChargeButAsksTheProvider() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        assertThat(payment.nextCall()).as("the first call too").isEqualTo(Payment.ProviderCall.CHARGE_STATUS);
+
+        Payment unanswered = paymentIn(PaymentStatus.CHARGING);
+        unanswered.chargeUnresolved(NOW, BACKOFF);
+        unanswered.requestCancellation(UUID.randomUUID(), NOW);
+        assertThat(unanswered.nextCall()).isEqualTo(Payment.ProviderCall.CHARGE_STATUS);
+    }
+
+    @Test
+    void cancelWhileChargingEndsWithNothingToRefundWhenTheProviderHasNoCharge() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+
+        List<PaymentEvent> events = payment.chargeAbandoned(NOW);
+
+        assertThat(events).singleElement().isInstanceOfSatisfying(PaymentRefunded.class, refunded -> {
+            assertThat(refunded.amount()).isEqualByComparingTo("0");
+            assertThat(refunded.providerRefundId()).isNull();
+        });
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
+        assertThat(payment.refundAnswered()).isTrue();
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.isDue(NOW.plusSeconds(60))).isFalse();
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("answered once").isEmpty();
+    }
+
+    @Test
+    void aChargeThatLandsAfterItWasAbandonedIsReportedAndRefunded() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        payment.chargeAbandoned(NOW);
+
+        List<PaymentEvent> events = payment.chargeSucceeded("ch_straggler", NOW);
+
+        assertThat(events).singleElement().isInstanceOf(PaymentSucceeded.class);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
+        assertThat(payment.refundSucceeded("re_straggler", NOW)).singleElement()
+                .isInstanceOfSatisfying(PaymentRefunded.class, r -> assertThat(r.amount()).isEqualByComparingTo("21.00"));
     }
 
     @Test
@@ -353,6 +423,43 @@ class PaymentTest {
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
         assertThat(payment.refundSucceeded("re_late", NOW)).singleElement().isInstanceOfSatisfying(PaymentRefunded.class,
                 refunded -> assertThat(refunded.amount()).isEqualByComparingTo("21.00"));
+    }
+
+    @Test
+    void aDeclinedChargeIsLookedAtForALateSettlementAFewTimesFurtherApart() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeDeclined("card declined", NOW, WATCH);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.SETTLEMENT_STATUS);
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(2));
+        assertThat(payment.isDue(NOW.plusSeconds(1))).isFalse();
+        assertThat(payment.isDue(NOW.plusSeconds(2))).isTrue();
+
+        payment.noteStillDeclined(NOW, WATCH);
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(4));
+        payment.noteStillDeclined(NOW, WATCH);
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(8));
+        payment.noteStillDeclined(NOW, WATCH);
+
+        assertThat(payment.nextAttemptAt()).as("three looks, then the watch is over").isNull();
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.isDue(NOW.plusSeconds(3600))).isFalse();
+        assertThat(payment.status()).isEqualTo(PaymentStatus.DECLINED);
+        assertThat(WATCH.window()).isEqualTo(Duration.ofSeconds(14));
+    }
+
+    @Test
+    void aLateSettlementALookFindsIsRefundedAndEndsTheWatch() {
+        Payment payment = paymentIn(PaymentStatus.DECLINED);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        payment.noteStillDeclined(NOW, WATCH);
+
+        assertThat(payment.chargeSucceeded("ch_late", NOW)).singleElement().isInstanceOf(PaymentSucceeded.class);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
+        assertThat(payment.attempts()).as("the refund's attempts start afresh").isZero();
+        Payment.Progress refunding = payment.progress();
+        payment.noteStillDeclined(NOW, WATCH);
+        assertThat(payment.progress()).as("a look that comes after changes nothing").isEqualTo(refunding);
     }
 
     @Test
@@ -384,7 +491,7 @@ class PaymentTest {
                 PaymentStatus.PENDING, Payment.ProviderCall.NONE,
                 PaymentStatus.CHARGING, Payment.ProviderCall.CHARGE,
                 PaymentStatus.SUCCEEDED, Payment.ProviderCall.NONE,
-                PaymentStatus.DECLINED, Payment.ProviderCall.NONE,
+                PaymentStatus.DECLINED, Payment.ProviderCall.SETTLEMENT_STATUS,
                 PaymentStatus.REFUNDING, Payment.ProviderCall.REFUND,
                 PaymentStatus.REFUNDED, Payment.ProviderCall.NONE,
                 PaymentStatus.CANCELLED, Payment.ProviderCall.NONE);
@@ -424,7 +531,8 @@ class PaymentTest {
             if (status.ignoresChargeDeclined()) {
                 Payment payment = paymentIn(reachable);
                 Payment.Progress before = payment.progress();
-                assertThat(payment.chargeDeclined("card declined", NOW)).as("charge.declined in %s", reachable).isEmpty();
+                assertThat(payment.chargeDeclined("card declined", NOW, WATCH)).as("charge.declined in %s", reachable)
+                        .isEmpty();
                 assertThat(payment.progress()).isEqualTo(before);
             }
         }
@@ -433,7 +541,7 @@ class PaymentTest {
             assertThat(paymentIn(status).chargeSucceeded("ch_fixture", NOW)).isNotEmpty();
         }
         if (!status.ignoresChargeDeclined() && status != PaymentStatus.PENDING) {
-            assertThat(paymentIn(status).chargeDeclined("card declined", NOW)).isNotEmpty();
+            assertThat(paymentIn(status).chargeDeclined("card declined", NOW, WATCH)).isNotEmpty();
         }
     }
 
@@ -463,7 +571,7 @@ class PaymentTest {
             case PENDING -> List.of();
             case CHARGING -> List.of(stockReserved());
             case SUCCEEDED -> List.of(stockReserved(), p -> p.chargeSucceeded("ch_fixture", NOW));
-            case DECLINED -> List.of(stockReserved(), p -> p.chargeDeclined("card declined", NOW));
+            case DECLINED -> List.of(stockReserved(), p -> p.chargeDeclined("card declined", NOW, WATCH));
             case REFUNDING -> List.of(stockReserved(), p -> p.chargeSucceeded("ch_fixture", NOW), cancelled());
             case REFUNDED -> List.of(stockReserved(), p -> p.chargeSucceeded("ch_fixture", NOW), cancelled(),
                     p -> p.refundSucceeded("re_fixture", NOW));

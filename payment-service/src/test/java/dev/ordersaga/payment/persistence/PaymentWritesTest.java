@@ -9,6 +9,7 @@ import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
+import dev.ordersaga.payment.domain.SettlementWatch;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
 import dev.ordersaga.retry.Backoff;
 import dev.ordersaga.testing.StackTestResource;
@@ -111,7 +112,7 @@ class PaymentWritesTest {
             Payment.Progress asRead = payment.progress();
             payment.noteStockReserved(UUID.randomUUID(), now());
             payment.requestCancellation(UUID.randomUUID(), now());
-            payment.chargeDeclined("insufficient funds", now());
+            payment.chargeDeclined("insufficient funds", now(), new SettlementWatch(Duration.ofSeconds(2), 5));
             payment.chargeSucceeded("ch-late", now());
             payment.refundFailed(now(), new Backoff(Duration.ofHours(1), Duration.ofHours(2)));
             writes.write(payments.update(payment, asRead).orElseThrow(), () -> "move on");

@@ -29,6 +29,11 @@ public final class OrderSaga {
         return saga.correlationId();
     }
 
+    /** The fact as this saga would publish it, not published: for a test that delivers it itself. */
+    public <E extends SagaEvent> EventEnvelope<E> envelope(E event) {
+        return saga.envelope(event);
+    }
+
     public <E extends SagaEvent> EventEnvelope<E> publish(E event) {
         return saga.publish(event);
     }
