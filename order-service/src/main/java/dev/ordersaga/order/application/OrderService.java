@@ -7,6 +7,10 @@ import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderEvent;
+import dev.ordersaga.events.PaymentRefunded;
+import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.events.ShipmentCancelled;
+import dev.ordersaga.events.StockReleased;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.order.domain.Address;
 import dev.ordersaga.order.domain.IdempotencyKey;
@@ -22,6 +26,9 @@ import dev.ordersaga.order.persistence.SagaEventRepository;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
+import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import org.jboss.logging.Logger;
 
@@ -64,6 +71,9 @@ public class OrderService {
 
     @Inject
     MeterRegistry meters;
+
+    @Inject
+    TransactionSynchronizationRegistry transactions;
 
     public record PlaceOrder(String customerId, List<OrderItem> items, String currency, Address shippingAddress,
                              String paymentToken, String correlationId) {
@@ -144,16 +154,24 @@ public class OrderService {
     }
 
     /**
-     * Applies a fact of another service to its order, unless its inbox claim, sent with the order's locked read,
-     * finds it applied before. The event is noted in the timeline in any case; one for an order this service did not
-     * place (not one of its sagas) is skipped.
+     * Applies a fact of another service to its order, unless it was applied before: its inbox claim, sent with the
+     * order's locked read, finds it, or, once the inbox has forgotten it, the order's timeline holds it. The event is
+     * noted in the timeline in any case; one for an order this service did not place (not one of its sagas) is
+     * skipped.
      *
      * @throws NotVisibleYetException if an order placed moments ago does not show: retried, parked if it never does
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public void apply(EventEnvelope<?> event, InboxClaim claim, Function<Order, Optional<OrderEvent>> fact) {
-        Optional<Order> found = orders.lockForChange(event.orderId(), claim);
+        Optional<OrderRepository.Locked> found = orders.lockForChange(event.orderId(), event.eventId(), claim);
         if (claim.duplicate()) {
+            return;
+        }
+        if (found.isPresent() && found.get().factNoted()) {
+            // its inbox entry was pruned: applied again, it would be noted twice, which the timeline refuses, and the
+            // consumer would retry it until its channel stopped for good
+            LOG.infof("Duplicate %s %s for order %s skipped: in its timeline already", event.type(), event.eventId(),
+                    event.orderId());
             return;
         }
         SagaEventRecord record = new SagaEventRecord(event.eventId(), event.orderId(), event.type(),
@@ -167,11 +185,13 @@ public class OrderService {
             LOG.infof("%s for unknown order %s skipped: not one this service placed", event.type(), event.orderId());
             return;
         }
-        Order order = found.get();
+        Order order = found.get().order();
         Order.Progress progress = order.progress();
         var before = order.status();
         Optional<OrderEvent> next = fact.apply(order);
-        if (order.status() == before && next.isEmpty() && (before.isFinal() || before == OrderStatus.COMPENSATING)) {
+        // an undoing is what compensation waits for, never late: only a step's outcome is
+        if (order.status() == before && next.isEmpty() && (before.isFinal() || before == OrderStatus.COMPENSATING)
+                && !undoesAStep(event.payload())) {
             record.note("late: the order was " + before + "; the producer undoes its own step");
             LOG.infof("Late %s for order %s in %s: recorded, the order does not move", event.type(), order.id(), before);
         }
@@ -224,11 +244,35 @@ public class OrderService {
             return before == null ? entry : before.then(entry);
         });
         switch (envelope.type()) {
-            case "OrderConfirmed" -> meters.counter("saga.orders.finished", "status", "CONFIRMED").increment();
-            case "OrderCancelled" -> meters.counter("saga.orders.finished", "status", "CANCELLED").increment();
+            case "OrderConfirmed" -> countFinishedOnCommit("CONFIRMED");
+            case "OrderCancelled" -> countFinishedOnCommit("CANCELLED");
             default -> {
             }
         }
+    }
+
+    /**
+     * Once the transaction commits: one that rolls back (a consumer's batch, applied again one event at a time) would
+     * count the same order again.
+     */
+    private void countFinishedOnCommit(String status) {
+        transactions.registerInterposedSynchronization(new Synchronization() {
+            @Override
+            public void beforeCompletion() {
+            }
+
+            @Override
+            public void afterCompletion(int outcome) {
+                if (outcome == Status.STATUS_COMMITTED) {
+                    meters.counter("saga.orders.finished", "status", status).increment();
+                }
+            }
+        });
+    }
+
+    /** StockReleased, PaymentRefunded, ShipmentCancelled: a participant has undone its step. */
+    private static boolean undoesAStep(SagaEvent fact) {
+        return fact instanceof StockReleased || fact instanceof PaymentRefunded || fact instanceof ShipmentCancelled;
     }
 
     private static String producerOf(String topic) {

@@ -94,28 +94,41 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
             SELECT customer_id, total, currency, ship_name, ship_line1, ship_line2, ship_city, ship_postal_code,
                    ship_country, correlation_id, created_at, status, cancel_reason, waiting_reason, waiting_since,
                    stock_reserved, paid, shipment_created, stock_released, payment_refunded, shipment_cancelled,
-                   updated_at, version
+                   updated_at, version, EXISTS (SELECT 1 FROM saga_event WHERE event_id = ?)
             FROM orders WHERE id = ?
             FOR NO KEY UPDATE""";
+
+    /**
+     * An order read for a fact's change, and whether that fact is in its timeline already: applied before, in a
+     * transaction that noted it there, even if its inbox entry has been pruned since.
+     */
+    public record Locked(Order order, boolean factNoted) {
+    }
 
     /**
      * For a fact's change, written by {@link #update} rather than by Hibernate's flush: the order's row, locked as
      * {@link #findForUpdate} locks it, read with plain SQL in the round trip of the event's inbox claim, which goes
      * first. The order is never managed, so Hibernate neither checks it for changes nor writes it (nor, in a later
      * event of the same transaction, hands out a stale copy of a row {@link #update} wrote). Empty if there is no such
-     * order, and for a duplicate, which the caller must ask the claim about before it acts.
+     * order. The caller must ask the claim whether the fact is a duplicate before it acts, and then the answer whether
+     * the fact is noted in the timeline: the inbox forgets an event after its retention (InboxPruner), the timeline
+     * never, and a replay of a dead letter or a redelivery after the consumer group's offsets expired may come later
+     * than that. Asked in the same statement, it costs no round trip.
      */
     @Transactional(Transactional.TxType.MANDATORY)
-    public Optional<Order> lockForChange(UUID id, InboxClaim claim) {
-        TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK, 1, (read, first) -> read.setObject(first, id));
-        return writes.readAfter(claim, lock, row -> Order.stored(id, row.getString(1), row.getBigDecimal(2),
+    public Optional<Locked> lockForChange(UUID id, UUID factId, InboxClaim claim) {
+        TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK, 2, (read, first) -> {
+            read.setObject(first, factId);
+            read.setObject(first + 1, id);
+        });
+        return writes.readAfter(claim, lock, row -> new Locked(Order.stored(id, row.getString(1), row.getBigDecimal(2),
                 row.getString(3), new Address(row.getString(4), row.getString(5), row.getString(6), row.getString(7),
                         row.getString(8), row.getString(9)),
                 row.getString(10), row.getTimestamp(11).toInstant(),
                 new Order.Progress(OrderStatus.valueOf(row.getString(12)), row.getString(13), row.getString(14),
                         SqlParameters.getInstant(row, 15), row.getBoolean(16), row.getBoolean(17), row.getBoolean(18),
                         row.getBoolean(19), row.getBoolean(20), row.getBoolean(21), row.getTimestamp(22).toInstant(),
-                        row.getLong(23))), () -> "lock order " + id);
+                        row.getLong(23))), row.getBoolean(24)), () -> "lock order " + id);
     }
 
     private static final String UPDATE_PROGRESS = """
@@ -157,9 +170,11 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
         return find("from Order o left join fetch o.items where o.id = ?1", id).singleResultOptional();
     }
 
-    public List<Order> waitingForOperator() {
-        return list("waitingReason is not null and status not in ?1", Sort.by("waitingSince"),
-                List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.COMPENSATING));
+    /** The {@code limit} that have waited longest. */
+    public List<Order> waitingForOperator(int limit) {
+        return find("waitingReason is not null and status not in ?1", Sort.by("waitingSince"),
+                List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.COMPENSATING))
+                .page(0, limit).list();
     }
 
     public List<Order> open(int limit) {

@@ -58,7 +58,7 @@ public class OperatorResource {
     public record ActionView(String action, String operator, Instant at, String detail) {
     }
 
-    public record CancelRequest(@Size(max = Order.MAX_REASON_LENGTH) String reason) {
+    public record CancelRequest(@Size(max = Order.MAX_REASON_LENGTH) @NoControlCharacters String reason) {
     }
 
     @GET
@@ -75,7 +75,7 @@ public class OperatorResource {
                     .toList();
         }
         return QuarkusTransaction.requiringNew().call(() -> (waiting
-                ? orderRepository.waitingForOperator()
+                ? orderRepository.waitingForOperator(atMost)
                 : orderRepository.open(atMost))
                 .stream()
                 .map(o -> new WaitingOrder(o.id(), o.status().name(), o.waitingReason(),

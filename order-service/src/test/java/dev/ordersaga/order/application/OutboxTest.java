@@ -150,9 +150,10 @@ class OutboxTest {
     @Test
     void aChangeWrittenOverAnotherIsRefusedAndNothingOfItStays() {
         UUID orderId = placed("stale");
+        EventEnvelope<StockReserved> fact = stockReserved(orderId, "stale");
 
         assertThatThrownBy(() -> QuarkusTransaction.requiringNew().run(() -> {
-            Order order = orders.lockForChange(orderId, claimOf(stockReserved(orderId, "stale"))).orElseThrow();
+            Order order = orders.lockForChange(orderId, fact.eventId(), claimOf(fact)).orElseThrow().order();
             Order.Progress read = order.progress();
             order.startCompensation("test", "customer");
             // the row moves on after it was read: the update must find nothing to write over
@@ -196,12 +197,32 @@ class OutboxTest {
     }
 
     @Test
+    void aFactDeliveredAgainAfterTheInboxForgotItIsToldByTheTimelineAndChangesNothing() throws Exception {
+        UUID orderId = placed("pruned");
+        EventEnvelope<StockReserved> reserved = stockReserved(orderId, "pruned");
+        applied(reserved);
+        // as InboxPruner does once the inbox's retention has passed
+        update("DELETE FROM inbox WHERE event_id = ?", reserved.eventId());
+
+        InboxClaim again = applied(reserved);
+
+        assertThat(again.duplicate()).as("the inbox no longer knows it").isFalse();
+        Order after = QuarkusTransaction.requiringNew().call(() -> orders.findById(orderId));
+        assertThat(after.status()).isEqualTo(OrderStatus.STOCK_RESERVED);
+        assertThat(after.progress().version()).as("changed by the first delivery only").isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM saga_event WHERE event_id = ?", reserved.eventId()))
+                .as("noted in the timeline once").isEqualTo(1);
+    }
+
+    @Test
     void theLockedReadForAChangeReturnsTheOrderAsStored() {
         UUID orderId = placed("read");
         Order stored = QuarkusTransaction.requiringNew().call(() -> orders.findWithItems(orderId)).orElseThrow();
+        EventEnvelope<StockReserved> fact = stockReserved(orderId, "read");
 
-        Order read = QuarkusTransaction.requiringNew().call(
-                () -> orders.lockForChange(orderId, claimOf(stockReserved(orderId, "read")))).orElseThrow();
+        OrderRepository.Locked locked = QuarkusTransaction.requiringNew().call(
+                () -> orders.lockForChange(orderId, fact.eventId(), claimOf(fact))).orElseThrow();
+        Order read = locked.order();
 
         assertThat(read.id()).isEqualTo(orderId);
         assertThat(read.customerId()).isEqualTo(stored.customerId());
@@ -215,8 +236,10 @@ class OutboxTest {
         assertThat(read.createdAt()).isEqualTo(stored.createdAt());
         assertThat(read.progress()).isEqualTo(stored.progress());
         assertThatThrownBy(read::items).as("the items are not read for a fact").isInstanceOf(IllegalStateException.class);
+        assertThat(locked.factNoted()).as("a fact not in the timeline").isFalse();
+        EventEnvelope<StockReserved> none = stockReserved(orderId, "none");
         assertThat(QuarkusTransaction.requiringNew().call(
-                () -> orders.lockForChange(UUID.randomUUID(), claimOf(stockReserved(orderId, "none"))))).isEmpty();
+                () -> orders.lockForChange(UUID.randomUUID(), none.eventId(), claimOf(none)))).isEmpty();
     }
 
     /**
@@ -280,6 +303,13 @@ class OutboxTest {
             QuarkusTransaction.requiringNew().run(() -> orderService.apply(fact, claim, Order::onStockReserved));
         }
         return claim;
+    }
+
+    private void update(String sql, UUID id) throws Exception {
+        try (Connection c = dataSource.getConnection(); PreparedStatement statement = c.prepareStatement(sql)) {
+            statement.setObject(1, id);
+            statement.executeUpdate();
+        }
     }
 
     private long count(String sql, UUID id) throws Exception {

@@ -173,6 +173,33 @@ class OrderResourceTest {
     }
 
     @Test
+    void aQuantityWithAFractionIsRejectedNamingTheFieldAndNothingIsWritten() throws SQLException {
+        String correlationId = "fraction-" + UUID.randomUUID();
+        given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
+                .body(Orders.requestJson().replace("\"quantity\": 2", "\"quantity\": 2.9"))
+                .when().post("/orders")
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Invalid request"))
+                .body("violations.field", equalTo(List.of("items[0].quantity")));
+        assertThat(ordersWithCorrelation(correlationId)).isZero();
+    }
+
+    @Test
+    void textWithANulCharacterIsRejectedNamingTheFieldsAndNothingIsWritten() throws SQLException {
+        String correlationId = "nul-" + UUID.randomUUID();
+        // PostgreSQL keeps no NUL in text: validation is the last place to refuse it as the client's mistake
+        String withNul = Orders.requestJson("SKU\\u0000MUG", 2, "10.50", "tok_ok")
+                .replace("\"cust-1\"", "\"a\\u0000b\"");
+        given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(withNul)
+                .when().post("/orders")
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("violations.field", containsInAnyOrder("customerId", "items[0].sku"));
+        assertThat(ordersWithCorrelation(correlationId)).isZero();
+    }
+
+    @Test
     void malformedJsonIsRejectedWithProblemDetails() {
         given().contentType(ContentType.JSON).body("{\"customerId\": ")
                 .when().post("/orders")

@@ -1,6 +1,7 @@
 package dev.ordersaga.order.saga;
 
 import dev.ordersaga.eventing.DeadLetters;
+import dev.ordersaga.eventing.InboxPruner;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
@@ -22,17 +23,22 @@ import dev.ordersaga.events.Topics;
 import dev.ordersaga.order.domain.Address;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.OrderItem;
+import dev.ordersaga.order.messaging.ParticipantEventsConsumer;
 import dev.ordersaga.order.persistence.OrderRepository;
 import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.Orders;
 import dev.ordersaga.testing.StackTestResource;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -59,7 +65,10 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.everyItem;
 import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.hasSize;
+import static org.hamcrest.Matchers.nullValue;
 
 /**
  * order-service's side of the saga, with the participants played by the test: it publishes their facts on their
@@ -77,6 +86,15 @@ class OrderSagaTest {
 
     @Inject
     DataSource dataSource;
+
+    @Inject
+    InboxPruner inboxPruner;
+
+    @Inject
+    ParticipantEventsConsumer consumer;
+
+    @Inject
+    MeterRegistry meters;
 
     private static KafkaTopicProbe orderEvents;
     private static KafkaTestProducer participants;
@@ -138,6 +156,11 @@ class OrderSagaTest {
         awaitStatus(order, "CANCELLED");
         given().get("/orders/{id}", order.id()).then().body("cancelReason", equalTo("payment failed: card declined"));
         awaitEvent(order, "OrderCancelled");
+        // each undoing is what the compensation waited for: none of them is late
+        String undoings = "findAll { it.type in ['StockReleased', 'PaymentRefunded', 'ShipmentCancelled'] }";
+        given().get("/orders/{id}/timeline", order.id()).then()
+                .body(undoings, hasSize(3))
+                .body(undoings + ".note", everyItem(nullValue()));
     }
 
     @Test
@@ -251,6 +274,19 @@ class OrderSagaTest {
                 .post("/operator/orders/{id}/cancel", order.id())
                 .then().statusCode(400).contentType("application/problem+json");
         given().get("/orders/{id}", order.id()).then().body("status", equalTo("PENDING"));
+    }
+
+    @Test
+    void anOperatorsReasonWithAControlCharacterIsRefused() {
+        Placed order = place();
+        given().auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON)
+                .body("{\"reason\": \"customer\\u0000called\"}")
+                .post("/operator/orders/{id}/cancel", order.id())
+                .then().statusCode(400).contentType("application/problem+json")
+                .body("violations.field", equalTo(List.of("reason")));
+        given().get("/orders/{id}", order.id()).then().body("status", equalTo("PENDING"));
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", order.id())
+                .then().body("$", hasSize(0));
     }
 
     @Test
@@ -430,6 +466,75 @@ class OrderSagaTest {
         assertThat(orderEvents.matching(r -> Topics.ORDER_DLQ.equals(r.record().topic())
                 && r.value().contains(fact.eventId().toString()))).isEmpty();
         given().get("/orders/{id}", stranger.id()).then().statusCode(404);
+    }
+
+    @Test
+    void aFactHeardAgainAfterTheInboxForgotItIsNotAppliedTwiceAndTheConsumerGoesOn() {
+        Placed order = place();
+        given().post("/orders/{id}/cancel", order.id()).then().statusCode(202);
+        EventEnvelope<?> released = publish(order, new StockReleased("res-1", List.of()));
+        publish(order, new PaymentRefunded("pay-1", BigDecimal.ZERO, "EUR", null));
+        publish(order, new ShipmentCancelled("shp-1"));
+        awaitStatus(order, "CANCELLED");
+        // as after the inbox's retention: an operator replays a dead letter, or Kafka redelivers after the consumer
+        // group's offsets expired
+        inboxPruner.prune(Instant.now().plusSeconds(1));
+        assertThat(Inboxes.claimed(dataSource, released.eventId())).isFalse();
+
+        participants.send(released.topic(), order.id().toString(), EventCodec.encode(released));
+        await().atMost(Duration.ofSeconds(30)).until(() -> Inboxes.claimed(dataSource, released.eventId()));
+        given().get("/orders/{id}/timeline", order.id()).then()
+                .body("findAll { it.eventId == '%s' }".formatted(released.eventId()), hasSize(1));
+        given().get("/orders/{id}", order.id()).then().body("status", equalTo("CANCELLED"));
+        Placed next = place();
+        publish(next, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        awaitStatus(next, "STOCK_RESERVED");
+    }
+
+    @Test
+    void theOrdersWaitingForAnOperatorAreListedAtMostLimitAtATime() {
+        List<Placed> onHold = List.of(place(), place(), place());
+        for (Placed order : onHold) {
+            publish(order, new ShipmentOnHold("shp-1", "carrier unavailable after 5 attempts", 5));
+        }
+        for (Placed order : onHold) {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().get("/orders/{id}", order.id()).then()
+                    .body("waitingReason", equalTo("carrier unavailable after 5 attempts")));
+        }
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true&limit=1")
+                .then().statusCode(200).body("$", hasSize(1));
+        List<String> all = given().auth().preemptive().basic("operator", "operator")
+                .get("/operator/orders?waiting=true&limit=1000")
+                .then().statusCode(200).extract().jsonPath().getList("orderId", String.class);
+        assertThat(all).containsAll(onHold.stream().map(o -> o.id().toString()).toList());
+    }
+
+    @Test
+    void anOrderConfirmedInAPollThatRolledBackIsCountedOnce() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of()));
+        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        awaitStatus(order, "PAID");
+        double confirmedBefore = counted("saga.orders.finished", "status", "CONFIRMED");
+        double fallbacksBefore = counted("saga.consumer.batch.fallbacks");
+        EventEnvelope<ShipmentCreated> shipped = EventEnvelope.of(order.id(), order.correlationId(),
+                order.createdEventId(), new ShipmentCreated("shp-1", "car_1"));
+
+        // the order is confirmed, then the poll's transaction fails on a message that can never be applied: it rolls
+        // back, and each record is applied again in a transaction of its own
+        TopicPartition partition = new TopicPartition(Topics.SHIPPING_EVENTS, 0);
+        consumer.consume(new ConsumerRecords<>(Map.of(partition, List.of(
+                new ConsumerRecord<>(partition.topic(), 0, 1_000_000L, order.id().toString(), EventCodec.encode(shipped)),
+                new ConsumerRecord<>(partition.topic(), 0, 1_000_001L, order.id().toString(), "{\"this is\": \"not an event\"}"))),
+                Map.of()));
+
+        assertThat(counted("saga.consumer.batch.fallbacks")).as("the poll rolled back").isEqualTo(fallbacksBefore + 1);
+        given().get("/orders/{id}", order.id()).then().body("status", equalTo("CONFIRMED"));
+        assertThat(counted("saga.orders.finished", "status", "CONFIRMED")).isEqualTo(confirmedBefore + 1);
+    }
+
+    private double counted(String name, String... tags) {
+        return meters.find(name).tags(tags).counters().stream().mapToDouble(c -> c.count()).sum();
     }
 
     private static double consumerRetries(String topic) {
