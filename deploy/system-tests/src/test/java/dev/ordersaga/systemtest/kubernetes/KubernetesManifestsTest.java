@@ -357,6 +357,19 @@ class KubernetesManifestsTest {
     }
 
     @Test
+    void aTopicsOwnRetentionIsAddedUpToo(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        // quoted, as YAML lets a number be written: 14 days
+        edit(manifests.resolve("base/kafka-topics.yaml"), yaml -> replaceOnce(yaml, "  partitions: 3\n",
+                "  partitions: 3\n  config:\n    retention.ms: \"1209600000\"\n"));
+
+        assertThat(ManifestChecks.recordLifetimes(render(manifests, "dev"), CONFIGS, Topics.EVENT_TOPICS))
+                .hasSize(ManifestChecks.SERVICES.size())
+                .contains("Deployment payment-service: its inbox keeps an id 192 h, a record of order.events may live "
+                        + "348 h (retention + segment roll)");
+    }
+
+    @Test
     void aRoleWithoutReplicationIsReported(@TempDir Path temp) {
         Path manifests = copyOfManifests(temp);
         edit(manifests.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml,

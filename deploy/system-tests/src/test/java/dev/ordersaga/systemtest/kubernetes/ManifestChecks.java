@@ -553,10 +553,8 @@ final class ManifestChecks {
             String name = topic.at("/spec/topicName").isTextual() ? topic.at("/spec/topicName").asText() : name(topic);
             if (eventTopics.contains(name)) {
                 JsonNode config = topic.at("/spec/config");
-                Duration topicRetention = config.path("retention.ms").canConvertToLong()
-                        ? Duration.ofMillis(config.path("retention.ms").asLong()) : retention;
-                Duration topicRoll = config.path("segment.ms").canConvertToLong()
-                        ? Duration.ofMillis(config.path("segment.ms").asLong()) : roll;
+                Duration topicRetention = wholeNumber(config.path("retention.ms")).map(Duration::ofMillis).orElse(retention);
+                Duration topicRoll = wholeNumber(config.path("segment.ms")).map(Duration::ofMillis).orElse(roll);
                 lifetimes.put(name, topicRetention.plus(topicRoll));
             }
         }
@@ -576,16 +574,22 @@ final class ManifestChecks {
 
     /** A broker's log.retention or log.roll: .ms, else .minutes (retention only), else .hours, else Kafka's default. */
     private static Duration kafkaDuration(JsonNode config, String prefix, Duration fallback) {
-        if (config.path(prefix + ".ms").canConvertToLong()) {
-            return Duration.ofMillis(config.path(prefix + ".ms").asLong());
+        return wholeNumber(config.path(prefix + ".ms")).map(Duration::ofMillis)
+                .or(() -> wholeNumber(config.path(prefix + ".minutes")).map(Duration::ofMinutes))
+                .or(() -> wholeNumber(config.path(prefix + ".hours")).map(Duration::ofHours))
+                .orElse(fallback);
+    }
+
+    /** A whole number, written as one or quoted (YAML's "1209600000" is text to Jackson). */
+    private static Optional<Long> wholeNumber(JsonNode value) {
+        if (value.canConvertToLong()) {
+            return Optional.of(value.asLong());
         }
-        if (config.path(prefix + ".minutes").canConvertToLong()) {
-            return Duration.ofMinutes(config.path(prefix + ".minutes").asLong());
+        try {
+            return value.isTextual() ? Optional.of(Long.parseLong(value.asText().trim())) : Optional.empty();
+        } catch (NumberFormatException e) {
+            return Optional.empty();
         }
-        if (config.path(prefix + ".hours").canConvertToLong()) {
-            return Duration.ofHours(config.path(prefix + ".hours").asLong());
-        }
-        return fallback;
     }
 
     /** One CloudNativePG cluster with logical decoding and a bound on the WAL a forgotten slot keeps. */
