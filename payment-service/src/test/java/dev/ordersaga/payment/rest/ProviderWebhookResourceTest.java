@@ -226,7 +226,9 @@ class ProviderWebhookResourceTest {
                 WebhookSignatures.sign("not-the-secret", now, body),
                 WebhookSignatures.sign(SECRET, now - 3600, body),
                 WebhookSignatures.sign(SECRET, now, "{}".getBytes(StandardCharsets.UTF_8)),
-                "t=" + now + ",v1=zz"}) {
+                "t=" + now + ",v1=zz",
+                "t=99999999999999999," + WebhookSignatures.sign(SECRET, now, body).split(",")[1],
+                "t=-9223372036854775808," + WebhookSignatures.sign(SECRET, now, body).split(",")[1]}) {
             var request = given().contentType(ContentType.JSON).body(body);
             if (signature != null) {
                 request.header(WebhookSignatures.HEADER, signature);
