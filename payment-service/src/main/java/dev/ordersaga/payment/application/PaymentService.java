@@ -64,7 +64,7 @@ public class PaymentService {
     @ConfigProperty(name = "payment.worker.lease", defaultValue = "30s")
     Duration lease;
 
-    /** The first look for a late settlement of a declined charge; each further one twice as far off. */
+    /** The first look for a late settlement of a declined or abandoned charge; each further one twice as far off. */
     @ConfigProperty(name = "payment.settlement.first-look", defaultValue = "2s")
     Duration settlementFirstLook;
 
@@ -206,29 +206,34 @@ public class PaymentService {
         afterTransition(payment, asRead, events, now);
     }
 
-    /** A look for a late settlement of a declined charge found none: the next look, or the end of the watch. */
+    /**
+     * A look for a late settlement of a declined or abandoned charge found none: the next look, or the end of the
+     * watch.
+     */
     @Transactional
-    public void recordStillDeclined(UUID paymentId) {
+    public void recordNoLateSettlement(UUID paymentId) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
         Payment.Progress asRead = payment.progress();
-        payment.noteStillDeclined(now, settlementWatch);
-        if (payment.status() == PaymentStatus.DECLINED && payment.nextAttemptAt() == null
-                && asRead.nextAttemptAt() != null) {
-            LOG.infof("Declined charge of order %s not settled late within %s s of the decline: no more looks",
-                    payment.orderId(), settlementWatch.window().toSeconds());
+        payment.noteNoLateSettlement(now, settlementWatch);
+        if (payment.status() == asRead.status() && payment.nextAttemptAt() == null && asRead.nextAttemptAt() != null) {
+            LOG.infof("Charge of order %s not settled late within %s s (payment %s stays %s): no more looks",
+                    payment.orderId(), settlementWatch.window().toSeconds(), payment.id(), payment.status());
         }
         afterTransition(payment, asRead, List.of(), now);
     }
 
-    /** The order is cancelling and the provider has no charge for the payment: none is sent, nothing to refund. */
+    /**
+     * The order is cancelling and the provider has no charge for the payment: none is sent, nothing to refund, and the
+     * provider is asked again a few times in case a call that got no answer still lands.
+     */
     @Transactional
     public void recordChargeAbandoned(UUID paymentId) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
         Payment.Progress asRead = payment.progress();
         PaymentStatus before = payment.status();
-        List<PaymentEvent> events = payment.chargeAbandoned(now);
+        List<PaymentEvent> events = payment.chargeAbandoned(now, settlementWatch);
         if (events.isEmpty()) {
             LOG.infof("The provider has no charge of order %s: nothing to do, payment is %s", payment.orderId(), before);
         } else {

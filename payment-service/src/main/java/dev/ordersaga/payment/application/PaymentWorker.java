@@ -132,8 +132,9 @@ public class PaymentWorker {
             if (cancelling || payments.cancelRequested(task.paymentId())) {
                 // Nothing is charged for a cancelled order. NotFound does not prove that no charge will ever land: a
                 // call of ours that timed out may still be on its way to the provider. Such a straggler finds the
-                // payment CANCELLED, and the provider's charge.succeeded webhook then takes the late-settlement path
-                // (reported and refunded at once); with the same key, it is the only charge there can be.
+                // payment CANCELLED and takes the late-settlement path (reported and refunded at once), told by the
+                // provider's webhook or, that being lost, by the watch's looks; with the same key, it is the only
+                // charge there can be.
                 payments.recordChargeAbandoned(task.paymentId());
                 return;
             }
@@ -146,16 +147,16 @@ public class PaymentWorker {
     }
 
     /**
-     * A declined charge, asked about once more: settled after all, it takes the late-settlement path (reported and
-     * refunded at once), as the provider's webhook would have had it. Anything else, no answer included, is one look of
-     * the bounded watch: the next is scheduled further off.
+     * A declined charge, or one abandoned for a cancelled order, asked about once more: settled after all, it takes the
+     * late-settlement path (reported and refunded at once), as the provider's webhook would have had it. Anything else,
+     * no answer included, is one look of the bounded watch: the next is scheduled further off.
      */
     private void lookForLateSettlement(PaymentTask task) {
         ChargeOutcome outcome = provider.chargeStatus(task.chargeIdempotencyKey());
         if (outcome instanceof Charged charged) {
             payments.recordChargeSucceeded(task.paymentId(), charged.chargeId());
         } else {
-            payments.recordStillDeclined(task.paymentId());
+            payments.recordNoLateSettlement(task.paymentId());
         }
     }
 

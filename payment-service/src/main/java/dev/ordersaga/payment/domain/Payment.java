@@ -31,7 +31,8 @@ import java.util.UUID;
  * PENDING -> CHARGING -> SUCCEEDED | DECLINED
  * SUCCEEDED -> REFUNDING -> REFUNDED
  * PENDING -> CANCELLED
- * CHARGING -> CANCELLED               (cancelled while charging, and the provider has no charge: none is sent)
+ * CHARGING -> CANCELLED               (cancelled while charging, and the provider has no charge: none is sent;
+ *                                     watched for a late settlement, as DECLINED is)
  * DECLINED | CANCELLED -> REFUNDING   (a late settlement: the provider charged after all, refunded at once)
  * </pre>
  *
@@ -44,7 +45,10 @@ import java.util.UUID;
  * charge's idempotency key.
  *
  * <p>A DECLINED payment is watched for a late settlement for a while ({@link SettlementWatch}): the provider is asked
- * for the charge's status a few times, so that a late settlement whose webhook was lost is refunded all the same.
+ * for the charge's status a few times, so that a late settlement whose webhook was lost is refunded all the same. So is
+ * a payment CANCELLED because the provider had no charge while the order was cancelling ({@link #chargeAbandoned}): a
+ * call that got no answer may still reach the provider after it said so. A payment cancelled before it was charging
+ * sent no call, and is not watched.
  */
 @Entity
 @Table(name = "payment")
@@ -64,7 +68,10 @@ public class Payment {
         CHARGE_STATUS,
         /** POST the refund (same idempotency key on every attempt) */
         REFUND,
-        /** the charge was declined: ask for its status, in case the provider settled it late after all */
+        /**
+         * the charge was declined, or abandoned for a cancelled order: ask for its status, in case the provider settled
+         * it late after all
+         */
         SETTLEMENT_STATUS,
         NONE
     }
@@ -115,12 +122,15 @@ public class Payment {
 
     /**
      * provider calls of the current phase that got no usable answer (charging, refunding), or the looks made for a
-     * late settlement (declined)
+     * late settlement (declined, or cancelled after the provider had no charge)
      */
     @Column(nullable = false)
     private int attempts;
 
-    /** when the worker owes the provider a call (or a declined charge's next look); null when it owes nothing */
+    /**
+     * when the worker owes the provider a call (or a declined or abandoned charge's next look); null when it owes
+     * nothing
+     */
     @Column(name = "next_attempt_at")
     private Instant nextAttemptAt;
 
@@ -330,13 +340,13 @@ public class Payment {
     }
 
     /**
-     * A look for a late settlement found the charge not settled (still declined, unknown, or no answer): the next look
-     * is scheduled further off, or the watch ends. Settled meanwhile (REFUNDING, REFUNDED: the webhook came first),
+     * A look for a late settlement found the charge not settled (declined, unknown, or no answer): the next look is
+     * scheduled further off, or the watch ends. Settled meanwhile (REFUNDING, REFUNDED: the webhook came first),
      * there is nothing left to watch.
      */
-    public void noteStillDeclined(Instant now, SettlementWatch watch) {
+    public void noteNoLateSettlement(Instant now, SettlementWatch watch) {
         switch (status) {
-            case DECLINED -> {
+            case DECLINED, CANCELLED -> {
                 if (nextAttemptAt == null) {
                     return;
                 }
@@ -347,18 +357,18 @@ public class Payment {
             case REFUNDING, REFUNDED -> {
                 // the late settlement was learned meanwhile, from the webhook
             }
-            case PENDING, CHARGING, SUCCEEDED, CANCELLED ->
-                    throw new IllegalTransitionException(status, "noteStillDeclined");
+            case PENDING, CHARGING, SUCCEEDED -> throw new IllegalTransitionException(status, "noteNoLateSettlement");
         }
     }
 
     /**
      * The order is cancelling and the provider has no charge under the payment's key: CHARGING -> CANCELLED, answered
      * with nothing to refund, and no charge is sent. A call that got no answer may still reach the provider after it
-     * said so; such a charge is a late settlement ({@link #chargeSucceeded} on CANCELLED: reported and refunded). A
-     * payment resolved meanwhile (the webhook) keeps its state; one whose order is not cancelling must be charged.
+     * said so; such a charge is a late settlement ({@link #chargeSucceeded} on CANCELLED: reported and refunded), and
+     * since its webhook can be lost, the payment is watched as a declined one is. A payment resolved meanwhile (the
+     * webhook) keeps its state; one whose order is not cancelling must be charged.
      */
-    public List<PaymentEvent> chargeAbandoned(Instant now) {
+    public List<PaymentEvent> chargeAbandoned(Instant now, SettlementWatch watch) {
         List<PaymentEvent> events = new ArrayList<>();
         switch (status) {
             case CHARGING -> {
@@ -366,6 +376,8 @@ public class Payment {
                     throw new IllegalTransitionException(status, "chargeAbandoned");
                 }
                 moveTo(PaymentStatus.CANCELLED, now);
+                attempts = 0;
+                nextAttemptAt = watch.nextLook(now, 0);
                 events.add(answerNothingToRefund());
             }
             case SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED -> {
@@ -436,8 +448,9 @@ public class Payment {
             // once the order is cancelling no charge is sent: the provider is asked whether an earlier call charged
             case CHARGING -> attempts == 0 && !cancelRequested ? ProviderCall.CHARGE : ProviderCall.CHARGE_STATUS;
             case REFUNDING -> ProviderCall.REFUND;
-            case DECLINED -> nextAttemptAt == null ? ProviderCall.NONE : ProviderCall.SETTLEMENT_STATUS;
-            case PENDING, SUCCEEDED, REFUNDED, CANCELLED -> ProviderCall.NONE;
+            // only a watched payment has a next look: none for one cancelled before it charged, or whose watch is over
+            case DECLINED, CANCELLED -> nextAttemptAt == null ? ProviderCall.NONE : ProviderCall.SETTLEMENT_STATUS;
+            case PENDING, SUCCEEDED, REFUNDED -> ProviderCall.NONE;
         };
     }
 

@@ -5,7 +5,8 @@ package dev.ordersaga.payment.domain;
  * PENDING -> CHARGING -> SUCCEEDED | DECLINED
  * SUCCEEDED -> REFUNDING -> REFUNDED
  * PENDING -> CANCELLED
- * CHARGING -> CANCELLED               (the order is cancelling and the provider has no charge: none is sent)
+ * CHARGING -> CANCELLED               (the order is cancelling and the provider has no charge: none is sent;
+ *                                     watched for a late settlement, as DECLINED is)
  * DECLINED | CANCELLED -> REFUNDING   (the provider settled a charge late: it is refunded at once)
  * </pre>
  */
@@ -13,8 +14,8 @@ public enum PaymentStatus {
     PENDING, CHARGING, SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED;
 
     /**
-     * A call to the provider is owed while the payment is in this state. (A DECLINED payment may owe a look for a late
-     * settlement for a while: {@link Payment#nextCall()} says.)
+     * A call to the provider is owed while the payment is in this state. (A DECLINED payment, or one CANCELLED after
+     * the provider had no charge, may owe a look for a late settlement for a while: {@link Payment#nextCall()} says.)
      */
     public boolean awaitsProvider() {
         return this == CHARGING || this == REFUNDING;

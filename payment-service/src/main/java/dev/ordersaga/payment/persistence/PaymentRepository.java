@@ -189,8 +189,8 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     }
 
     /**
-     * Claims due payments for one worker (a DECLINED one is due while watched for a late settlement): rows another
-     * transaction holds are skipped, and a claimed row's
+     * Claims due payments for one worker (a DECLINED one, or one CANCELLED after the provider had no charge, is due
+     * while watched for a late settlement): rows another transaction holds are skipped, and a claimed row's
      * {@code next_attempt_at} moves to {@code leaseUntil}, so that no other worker (of this or another replica)
      * takes it before this one has recorded its outcome or the lease ran out (a crashed worker).
      */
@@ -198,7 +198,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     public List<UUID> claimDue(Instant now, Instant leaseUntil, int limit) {
         List<UUID> ids = getEntityManager().createNativeQuery("""
                         SELECT id FROM payment
-                        WHERE status IN ('CHARGING', 'REFUNDING', 'DECLINED') AND next_attempt_at <= ?1
+                        WHERE status IN ('CHARGING', 'REFUNDING', 'DECLINED', 'CANCELLED') AND next_attempt_at <= ?1
                         ORDER BY next_attempt_at
                         LIMIT ?2
                         FOR UPDATE SKIP LOCKED""", UUID.class)
@@ -214,7 +214,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     public Optional<UUID> claimIfDue(UUID id, Instant now, Instant leaseUntil) {
         List<UUID> ids = getEntityManager().createNativeQuery("""
                         SELECT id FROM payment
-                        WHERE id = ?1 AND status IN ('CHARGING', 'REFUNDING', 'DECLINED') AND next_attempt_at <= ?2
+                        WHERE id = ?1 AND status IN ('CHARGING', 'REFUNDING', 'DECLINED', 'CANCELLED') AND next_attempt_at <= ?2
                         FOR UPDATE SKIP LOCKED""", UUID.class)
                 .setParameter(1, id)
                 .setParameter(2, now)

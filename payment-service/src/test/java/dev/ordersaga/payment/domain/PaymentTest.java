@@ -89,13 +89,13 @@ class PaymentTest {
             chargeAbandoned      REFUNDED  -> REFUNDED
             chargeAbandoned      CANCELLED -> CANCELLED
 
-            noteStillDeclined    PENDING   -> refused
-            noteStillDeclined    CHARGING  -> refused
-            noteStillDeclined    SUCCEEDED -> refused
-            noteStillDeclined    DECLINED  -> DECLINED
-            noteStillDeclined    REFUNDING -> REFUNDING
-            noteStillDeclined    REFUNDED  -> REFUNDED
-            noteStillDeclined    CANCELLED -> refused
+            noteNoLateSettlement PENDING   -> refused
+            noteNoLateSettlement CHARGING  -> refused
+            noteNoLateSettlement SUCCEEDED -> refused
+            noteNoLateSettlement DECLINED  -> DECLINED
+            noteNoLateSettlement REFUNDING -> REFUNDING
+            noteNoLateSettlement REFUNDED  -> REFUNDED
+            noteNoLateSettlement CANCELLED -> CANCELLED
 
             chargeUnresolved     PENDING   -> refused
             chargeUnresolved     CHARGING  -> CHARGING
@@ -137,9 +137,9 @@ class PaymentTest {
         TRANSITIONS.put("chargeSucceeded", p -> p.chargeSucceeded("ch_table", NOW));
         TRANSITIONS.put("chargeDeclined", p -> p.chargeDeclined("card declined", NOW, WATCH));
         // from CHARGING only while the order is cancelling: the table's CHARGING is not (see the tests below)
-        TRANSITIONS.put("chargeAbandoned", p -> p.chargeAbandoned(NOW));
-        TRANSITIONS.put("noteStillDeclined", p -> {
-            p.noteStillDeclined(NOW, WATCH);
+        TRANSITIONS.put("chargeAbandoned", p -> p.chargeAbandoned(NOW, WATCH));
+        TRANSITIONS.put("noteNoLateSettlement", p -> {
+            p.noteNoLateSettlement(NOW, WATCH);
             return List.of();
         });
         TRANSITIONS.put("chargeUnresolved", p -> {
@@ -372,7 +372,7 @@ class PaymentTest {
         payment.chargeUnresolved(NOW, BACKOFF);
         payment.requestCancellation(UUID.randomUUID(), NOW);
 
-        List<PaymentEvent> events = payment.chargeAbandoned(NOW);
+        List<PaymentEvent> events = payment.chargeAbandoned(NOW, WATCH);
 
         assertThat(events).singleElement().isInstanceOfSatisfying(PaymentRefunded.class, refunded -> {
             assertThat(refunded.amount()).isEqualByComparingTo("0");
@@ -380,9 +380,63 @@ class PaymentTest {
         });
         assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
         assertThat(payment.refundAnswered()).isTrue();
-        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
-        assertThat(payment.isDue(NOW.plusSeconds(60))).isFalse();
+        assertThat(payment.nextCall()).as("no charge: only looks").isEqualTo(Payment.ProviderCall.SETTLEMENT_STATUS);
         assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("answered once").isEmpty();
+    }
+
+    @Test
+    void aChargeAbandonedAfterAnUnansweredCallIsWatchedForALateSettlementAsADeclinedOneIs() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        payment.chargeAbandoned(NOW, WATCH);
+
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.SETTLEMENT_STATUS);
+        assertThat(payment.attempts()).as("the watch counts its own looks").isZero();
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(2));
+        assertThat(payment.isDue(NOW.plusSeconds(1))).isFalse();
+        assertThat(payment.isDue(NOW.plusSeconds(2))).isTrue();
+
+        payment.noteNoLateSettlement(NOW, WATCH);
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(4));
+        payment.noteNoLateSettlement(NOW, WATCH);
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(8));
+        payment.noteNoLateSettlement(NOW, WATCH);
+
+        assertThat(payment.nextAttemptAt()).as("three looks, then the watch is over").isNull();
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.isDue(NOW.plusSeconds(3600))).isFalse();
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("answered once").isEmpty();
+    }
+
+    @Test
+    void aStragglerALookFindsAfterTheChargeWasAbandonedIsRefundedAndEndsTheWatch() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        payment.chargeAbandoned(NOW, WATCH);
+        payment.noteNoLateSettlement(NOW, WATCH);
+
+        assertThat(payment.chargeSucceeded("ch_straggler", NOW)).singleElement().isInstanceOf(PaymentSucceeded.class);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
+        assertThat(payment.attempts()).as("the refund's attempts start afresh").isZero();
+        Payment.Progress refunding = payment.progress();
+        payment.noteNoLateSettlement(NOW, WATCH);
+        assertThat(payment.progress()).as("a look that comes after changes nothing").isEqualTo(refunding);
+    }
+
+    @Test
+    void aPaymentCancelledBeforeItChargedIsNotWatched() {
+        Payment payment = paymentIn(PaymentStatus.CANCELLED);
+        payment.noteStockReserved(UUID.randomUUID(), NOW);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.isDue(NOW.plusSeconds(3600))).isFalse();
+
+        Payment.Progress cancelled = payment.progress();
+        payment.noteNoLateSettlement(NOW, WATCH);
+        assertThat(payment.progress()).as("no watch to go on with").isEqualTo(cancelled);
     }
 
     @Test
@@ -390,7 +444,7 @@ class PaymentTest {
         Payment payment = paymentIn(PaymentStatus.CHARGING);
         payment.chargeUnresolved(NOW, BACKOFF);
         payment.requestCancellation(UUID.randomUUID(), NOW);
-        payment.chargeAbandoned(NOW);
+        payment.chargeAbandoned(NOW, WATCH);
 
         List<PaymentEvent> events = payment.chargeSucceeded("ch_straggler", NOW);
 
@@ -434,11 +488,11 @@ class PaymentTest {
         assertThat(payment.isDue(NOW.plusSeconds(1))).isFalse();
         assertThat(payment.isDue(NOW.plusSeconds(2))).isTrue();
 
-        payment.noteStillDeclined(NOW, WATCH);
+        payment.noteNoLateSettlement(NOW, WATCH);
         assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(4));
-        payment.noteStillDeclined(NOW, WATCH);
+        payment.noteNoLateSettlement(NOW, WATCH);
         assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(8));
-        payment.noteStillDeclined(NOW, WATCH);
+        payment.noteNoLateSettlement(NOW, WATCH);
 
         assertThat(payment.nextAttemptAt()).as("three looks, then the watch is over").isNull();
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
@@ -451,14 +505,14 @@ class PaymentTest {
     void aLateSettlementALookFindsIsRefundedAndEndsTheWatch() {
         Payment payment = paymentIn(PaymentStatus.DECLINED);
         payment.requestCancellation(UUID.randomUUID(), NOW);
-        payment.noteStillDeclined(NOW, WATCH);
+        payment.noteNoLateSettlement(NOW, WATCH);
 
         assertThat(payment.chargeSucceeded("ch_late", NOW)).singleElement().isInstanceOf(PaymentSucceeded.class);
         assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
         assertThat(payment.attempts()).as("the refund's attempts start afresh").isZero();
         Payment.Progress refunding = payment.progress();
-        payment.noteStillDeclined(NOW, WATCH);
+        payment.noteNoLateSettlement(NOW, WATCH);
         assertThat(payment.progress()).as("a look that comes after changes nothing").isEqualTo(refunding);
     }
 

@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /** What the provider sandbox booked for one order: its charges and refunds (GET /sandbox/ledger). */
@@ -64,6 +65,25 @@ public final class ProviderLedger {
     public static void settleLate(String providerUrl, String chargeId) {
         send(HttpRequest.newBuilder(URI.create(providerUrl + "/sandbox/charges/" + chargeId + "/settle-late"))
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), 200);
+    }
+
+    /**
+     * Creates a charge at the sandbox as a call of the service's would (POST /v1/charges under the payment's key): a
+     * call that timed out and reaches the provider only later. The sandbox sends no webhook for it here.
+     */
+    public static void charge(String providerUrl, String idempotencyKey, BigDecimal amount, String currency,
+                              String token, String reference) {
+        String body;
+        try {
+            body = JSON.writeValueAsString(Map.of("amount", amount, "currency", currency, "token", token,
+                    "reference", reference));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        send(HttpRequest.newBuilder(URI.create(providerUrl + "/v1/charges"))
+                .header("Content-Type", "application/json")
+                .header("Idempotency-Key", idempotencyKey)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), 201);
     }
 
     public List<Charge> charges() {
