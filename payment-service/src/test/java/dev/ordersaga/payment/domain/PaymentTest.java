@@ -393,19 +393,7 @@ class PaymentTest {
 
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.SETTLEMENT_STATUS);
         assertThat(payment.attempts()).as("the watch counts its own looks").isZero();
-        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(2));
-        assertThat(payment.isDue(NOW.plusSeconds(1))).isFalse();
-        assertThat(payment.isDue(NOW.plusSeconds(2))).isTrue();
-
-        payment.noteNoLateSettlement(NOW, WATCH);
-        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(4));
-        payment.noteNoLateSettlement(NOW, WATCH);
-        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(8));
-        payment.noteNoLateSettlement(NOW, WATCH);
-
-        assertThat(payment.nextAttemptAt()).as("three looks, then the watch is over").isNull();
-        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
-        assertThat(payment.isDue(NOW.plusSeconds(3600))).isFalse();
+        assertLookedAtThreeTimesFurtherApart(payment);
         assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
         assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("answered once").isEmpty();
     }
@@ -484,19 +472,7 @@ class PaymentTest {
         Payment payment = paymentIn(PaymentStatus.CHARGING);
         payment.chargeDeclined("card declined", NOW, WATCH);
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.SETTLEMENT_STATUS);
-        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(2));
-        assertThat(payment.isDue(NOW.plusSeconds(1))).isFalse();
-        assertThat(payment.isDue(NOW.plusSeconds(2))).isTrue();
-
-        payment.noteNoLateSettlement(NOW, WATCH);
-        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(4));
-        payment.noteNoLateSettlement(NOW, WATCH);
-        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(8));
-        payment.noteNoLateSettlement(NOW, WATCH);
-
-        assertThat(payment.nextAttemptAt()).as("three looks, then the watch is over").isNull();
-        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
-        assertThat(payment.isDue(NOW.plusSeconds(3600))).isFalse();
+        assertLookedAtThreeTimesFurtherApart(payment);
         assertThat(payment.status()).isEqualTo(PaymentStatus.DECLINED);
         assertThat(WATCH.window()).isEqualTo(Duration.ofSeconds(14));
     }
@@ -645,5 +621,22 @@ class PaymentTest {
 
     private static Function<Payment, ?> cancelled() {
         return p -> p.requestCancellation(UUID.randomUUID(), NOW);
+    }
+
+    /** WATCH's schedule: looks 2, 4 and 8 s after the decision, each due only from its time, then none. */
+    private static void assertLookedAtThreeTimesFurtherApart(Payment payment) {
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(2));
+        assertThat(payment.isDue(NOW.plusSeconds(1))).isFalse();
+        assertThat(payment.isDue(NOW.plusSeconds(2))).isTrue();
+
+        payment.noteNoLateSettlement(NOW, WATCH);
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(4));
+        payment.noteNoLateSettlement(NOW, WATCH);
+        assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusSeconds(8));
+        payment.noteNoLateSettlement(NOW, WATCH);
+
+        assertThat(payment.nextAttemptAt()).as("three looks, then the watch is over").isNull();
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.isDue(NOW.plusSeconds(3600))).isFalse();
     }
 }
