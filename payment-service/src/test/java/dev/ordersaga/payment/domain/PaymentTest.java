@@ -406,13 +406,7 @@ class PaymentTest {
         payment.chargeAbandoned(NOW, WATCH);
         payment.noteNoLateSettlement(NOW, WATCH);
 
-        assertThat(payment.chargeSucceeded("ch_straggler", NOW)).singleElement().isInstanceOf(PaymentSucceeded.class);
-        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
-        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
-        assertThat(payment.attempts()).as("the refund's attempts start afresh").isZero();
-        Payment.Progress refunding = payment.progress();
-        payment.noteNoLateSettlement(NOW, WATCH);
-        assertThat(payment.progress()).as("a look that comes after changes nothing").isEqualTo(refunding);
+        assertALookThatFindsTheChargeRefundsItAndEndsTheWatch(payment, "ch_straggler");
     }
 
     @Test
@@ -483,13 +477,7 @@ class PaymentTest {
         payment.requestCancellation(UUID.randomUUID(), NOW);
         payment.noteNoLateSettlement(NOW, WATCH);
 
-        assertThat(payment.chargeSucceeded("ch_late", NOW)).singleElement().isInstanceOf(PaymentSucceeded.class);
-        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
-        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
-        assertThat(payment.attempts()).as("the refund's attempts start afresh").isZero();
-        Payment.Progress refunding = payment.progress();
-        payment.noteNoLateSettlement(NOW, WATCH);
-        assertThat(payment.progress()).as("a look that comes after changes nothing").isEqualTo(refunding);
+        assertALookThatFindsTheChargeRefundsItAndEndsTheWatch(payment, "ch_late");
     }
 
     @Test
@@ -638,5 +626,16 @@ class PaymentTest {
         assertThat(payment.nextAttemptAt()).as("three looks, then the watch is over").isNull();
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
         assertThat(payment.isDue(NOW.plusSeconds(3600))).isFalse();
+    }
+
+    /** A charge a look finds is refunded at once (the late-settlement path), and no look after it changes anything. */
+    private static void assertALookThatFindsTheChargeRefundsItAndEndsTheWatch(Payment payment, String chargeId) {
+        assertThat(payment.chargeSucceeded(chargeId, NOW)).singleElement().isInstanceOf(PaymentSucceeded.class);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
+        assertThat(payment.attempts()).as("the refund's attempts start afresh").isZero();
+        Payment.Progress refunding = payment.progress();
+        payment.noteNoLateSettlement(NOW, WATCH);
+        assertThat(payment.progress()).as("a look that comes after changes nothing").isEqualTo(refunding);
     }
 }
