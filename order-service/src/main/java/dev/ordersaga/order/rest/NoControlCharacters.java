@@ -33,6 +33,11 @@ public @interface NoControlCharacters {
 
         @Override
         public boolean isValid(CharSequence text, ConstraintValidatorContext context) {
+            return isFree(text);
+        }
+
+        /** For text that comes in outside a validated body: a header. */
+        static boolean isFree(CharSequence text) {
             return text == null || text.chars().noneMatch(Character::isISOControl);
         }
     }

@@ -45,6 +45,7 @@ import java.util.UUID;
 public class OrderResource {
 
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    static final int MAX_IDEMPOTENCY_KEY = 128;
 
     @Inject
     OrderService orders;
@@ -69,14 +70,10 @@ public class OrderResource {
                           @Context UriInfo uriInfo) {
         String correlationId = correlationHeader == null || correlationHeader.isBlank()
                 ? Correlation.newId() : correlationHeader.strip();
-        if (correlationId.length() > EventCodec.MAX_CORRELATION_ID) {
-            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid correlation id",
-                    Correlation.HEADER + " is longer than " + EventCodec.MAX_CORRELATION_ID + " characters");
-        }
+        checkHeader(Correlation.HEADER, "Invalid correlation id", correlationId, EventCodec.MAX_CORRELATION_ID);
         Optional<String> idempotencyKey = Optional.ofNullable(idempotencyHeader).map(String::strip).filter(k -> !k.isEmpty());
-        if (idempotencyKey.isPresent() && idempotencyKey.get().length() > 128) {
-            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid idempotency key",
-                    IDEMPOTENCY_KEY + " is longer than 128 characters");
+        if (idempotencyKey.isPresent()) {
+            checkHeader(IDEMPOTENCY_KEY, "Invalid idempotency key", idempotencyKey.get(), MAX_IDEMPOTENCY_KEY);
         }
         List<OrderItem> items = request.items().stream().map(i -> new OrderItem(i.sku(), i.quantity(), i.unitPrice())).toList();
         BigDecimal total = Order.totalOf(items);
@@ -107,6 +104,20 @@ public class OrderResource {
                 .header(Correlation.HEADER, order.correlationId())
                 .entity(new OrderCreatedResponse(order.id(), order.status().name(), order.correlationId()))
                 .build();
+    }
+
+    /**
+     * Both headers are kept with the order and travel with every event of its saga. The HTTP layer lets a tab (and
+     * text past ASCII) through in a header; a control character would end up in every service's log lines for the saga.
+     */
+    private static void checkHeader(String header, String title, String value, int maxLength) {
+        if (value.length() > maxLength) {
+            throw new ProblemException(Response.Status.BAD_REQUEST, title,
+                    header + " is longer than " + maxLength + " characters");
+        }
+        if (!NoControlCharacters.Validator.isFree(value)) {
+            throw new ProblemException(Response.Status.BAD_REQUEST, title, header + " must not contain control characters");
+        }
     }
 
     @GET

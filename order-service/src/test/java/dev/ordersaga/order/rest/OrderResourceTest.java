@@ -200,6 +200,36 @@ class OrderResourceTest {
     }
 
     @Test
+    void headersWithControlCharactersOrTooLongAreRejectedNamingTheHeaderAndNothingIsWritten() throws SQLException {
+        String correlationId = "headers-" + UUID.randomUUID();
+        String withTab = "headers\t" + UUID.randomUUID();
+        record Refused(String header, String value, String detail) {
+        }
+        List<Refused> refused = List.of(
+                new Refused("X-Correlation-Id", withTab, "X-Correlation-Id must not contain control characters"),
+                new Refused("X-Correlation-Id", "c".repeat(EventCodec.MAX_CORRELATION_ID + 1),
+                        "X-Correlation-Id is longer than " + EventCodec.MAX_CORRELATION_ID + " characters"),
+                new Refused("Idempotency-Key", "key\tone", "Idempotency-Key must not contain control characters"),
+                new Refused("Idempotency-Key", "k".repeat(129), "Idempotency-Key is longer than 128 characters"));
+        for (Refused r : refused) {
+            var request = given().contentType(ContentType.JSON).body(Orders.requestJson()).header(r.header(), r.value());
+            if (!r.header().equals("X-Correlation-Id")) {
+                request.header("X-Correlation-Id", correlationId);
+            }
+            request.when().post("/orders")
+                    .then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("detail", equalTo(r.detail()));
+        }
+        assertThat(ordersWithCorrelation(correlationId)).isZero();
+        assertThat(ordersWithCorrelation(withTab)).isZero();
+        // the longest of each is taken
+        given().contentType(ContentType.JSON).body(Orders.requestJson())
+                .header("X-Correlation-Id", "c".repeat(EventCodec.MAX_CORRELATION_ID)).header("Idempotency-Key", "k".repeat(128))
+                .when().post("/orders").then().statusCode(201);
+    }
+
+    @Test
     void malformedJsonIsRejectedWithProblemDetails() {
         given().contentType(ContentType.JSON).body("{\"customerId\": ")
                 .when().post("/orders")
