@@ -2,7 +2,7 @@
 # Runs the whole order-saga system on this machine: the stack (PostgreSQL, Kafka), the sandboxes of the payment
 # provider (127.0.0.1:9101) and the carrier (127.0.0.1:9102), then the four services, packaged, each as its own
 # process. Waits until all are healthy, prints where to send an order, and on
-# Ctrl-C stops the services and the stack.
+# Ctrl-C stops the services, and the stack if this run started it.
 #
 # Usage: deploy/run.sh            Env: KEEP_STACK=1 leaves PostgreSQL and Kafka running on exit,
 #                                      SKIP_BUILD=1 reuses the packaged services as they are.
@@ -16,7 +16,24 @@ command -v java >/dev/null || { echo "run.sh: a JDK 17+ is required (java not on
 command -v curl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl; }
 
 SERVICES=(order-service:8081 inventory-service:8082 payment-service:8083 shipping-service:8084)
+SANDBOXES=(payment-provider-sandbox:9101 carrier-sandbox:9102)
 PIDS=()
+NAMES=()
+
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# before anything is started or built: a second run would replace the jars the first runs from
+for entry in "${SANDBOXES[@]}" "${SERVICES[@]}"; do
+  if port_taken "${entry##*:}"; then
+    echo "run.sh: port ${entry##*:} (${entry%%:*}) is taken; is order-saga already running?" >&2
+    exit 1
+  fi
+done
+deploy/stack/no-local-run.sh run.sh
+
+# a stack that was up before this run (the tests' or a KEEP_STACK run's) is left up: something else may use it
+STACK_WAS_UP=0
+deploy/stack.sh status >/dev/null 2>&1 && STACK_WAS_UP=1
 
 STOPPED=0
 stop_all() {
@@ -27,13 +44,18 @@ stop_all() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do
     for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null || true
+    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
   done
-  if [ "${KEEP_STACK:-0}" != 1 ]; then
+  if [ "${KEEP_STACK:-0}" != 1 ] && [ "$STACK_WAS_UP" != 1 ]; then
     deploy/stack.sh down
+  elif [ "$STACK_WAS_UP" = 1 ]; then
+    echo "the stack was up before this run and is left up (deploy/stack.sh down stops it)"
   fi
   echo "stopped."
 }
+trap stop_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 deploy/stack.sh up
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
@@ -41,16 +63,19 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   ./mvnw -B -ntp -q package -DskipTests -pl deploy/sandboxes,order-service,inventory-service,payment-service,shipping-service -am
 fi
 
-trap stop_all EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Waits until url answers, and gives up at once if the process is gone (a missing jar, a port taken meanwhile).
+await_ready() {
+  local name=$1 url=$2 pid=$3
+  for _ in $(seq 1 240); do
+    if curl -sf "$url" >/dev/null 2>&1; then echo "$name is ready"; return 0; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  echo "run.sh: $name did not become ready; last lines of its log:" >&2
+  tail -30 "$RUN_DIR/$name.log" >&2
+  exit 1
+}
 
-for port in 9101 9102; do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    echo "run.sh: port $port is taken; is order-saga already running?" >&2
-    exit 1
-  fi
-done
 # the outside world: a payment provider that calls payment-service back, and a carrier. The provider signs its
 # webhooks with a secret it shares with payment-service (PAYMENT_PROVIDER_WEBHOOK_SECRET): a new one for each run.
 PAYMENT_PROVIDER_WEBHOOK_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
@@ -58,35 +83,23 @@ export PAYMENT_PROVIDER_WEBHOOK_SECRET
 java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar payment --port 9101 \
   --webhook-url http://127.0.0.1:8083/webhooks/payment-provider --webhook-secret "$PAYMENT_PROVIDER_WEBHOOK_SECRET" \
   > "$RUN_DIR/payment-provider-sandbox.log" 2>&1 &
-PIDS+=($!)
-java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar carrier --port 9102 > "$RUN_DIR/carrier-sandbox.log" 2>&1 &
-PIDS+=($!)
+PIDS+=($!); NAMES+=(payment-provider-sandbox)
+java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar carrier --port 9102 \
+  > "$RUN_DIR/carrier-sandbox.log" 2>&1 &
+PIDS+=($!); NAMES+=(carrier-sandbox)
+await_ready payment-provider-sandbox http://127.0.0.1:9101/sandbox/ledger "${PIDS[0]}"
+await_ready carrier-sandbox http://127.0.0.1:9102/sandbox/ledger "${PIDS[1]}"
 echo "started the sandboxes: payment provider on 127.0.0.1:9101, carrier on 127.0.0.1:9102"
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    echo "run.sh: port $port is taken; is order-saga already running?" >&2
-    exit 1
-  fi
   java -Xmx384m -Dquarkus.http.port="$port" -jar "$name/target/quarkus-app/quarkus-run.jar" \
     > "$RUN_DIR/$name.log" 2>&1 &
-  PIDS+=($!)
+  PIDS+=($!); NAMES+=("$name")
   echo "started $name (pid $!) on port $port, log: .stack/run/$name.log"
 done
-
-for entry in "${SERVICES[@]}"; do
-  name=${entry%%:*}; port=${entry##*:}
-  ready=0
-  for _ in $(seq 1 240); do
-    if curl -sf "http://127.0.0.1:$port/q/health/ready" >/dev/null 2>&1; then ready=1; break; fi
-    sleep 0.5
-  done
-  if [ "$ready" != 1 ]; then
-    echo "run.sh: $name did not become ready; last lines of its log:" >&2
-    tail -30 "$RUN_DIR/$name.log" >&2
-    exit 1
-  fi
-  echo "$name is ready"
+for i in "${!SERVICES[@]}"; do
+  entry=${SERVICES[$i]}
+  await_ready "${entry%%:*}" "http://127.0.0.1:${entry##*:}/q/health/ready" "${PIDS[$((i + 2))]}"
 done
 
 cat <<'EOT'
@@ -110,8 +123,19 @@ order-saga is running.
                tok_refund_fails_twice; shipping address line1 UNDELIVERABLE; carrier outage:
                curl -s -X POST http://127.0.0.1:9102/sandbox/carrier/outage -d '{"failures": 3}'
   API:         http://127.0.0.1:8081/q/openapi   Health: /q/health   Metrics: /q/metrics (ports 8081-8084)
-Ctrl-C stops everything.
 EOT
-wait -n "${PIDS[@]}" || true
-echo "a service exited on its own; see .stack/run/*.log" >&2
-exit 1
+if [ "$STACK_WAS_UP" = 1 ] || [ "${KEEP_STACK:-0}" = 1 ]; then
+  echo "Ctrl-C stops the services and the sandboxes; PostgreSQL and Kafka stay up (deploy/stack.sh down stops them)."
+else
+  echo "Ctrl-C stops everything."
+fi
+# `wait -n` would miss a process that ended before it was called; a look a second misses none
+while :; do
+  for i in "${!PIDS[@]}"; do
+    if ! kill -0 "${PIDS[$i]}" 2>/dev/null; then
+      echo "run.sh: ${NAMES[$i]} exited on its own; see .stack/run/${NAMES[$i]}.log" >&2
+      exit 1
+    fi
+  done
+  sleep 1
+done

@@ -13,10 +13,6 @@ command -v java >/dev/null || { echo "test.sh: a JDK 17+ is required (java not o
 # KubernetesManifestsTest renders deploy/kubernetes with kubectl kustomize (Debian's kubectl is old; the manifests keep to its kustomize)
 command -v kubectl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client; }
 
+deploy/stack/no-local-run.sh test.sh
 deploy/stack.sh up
-# a service of the local run (deploy/run.sh) would compete with the tests for the relay slots and consumer groups
-if pgrep -f 'quarkus-app/quarkus-run.jar' >/dev/null; then
-  echo "test.sh: services of order-saga are running (deploy/run.sh?); stop them first" >&2
-  exit 1
-fi
 ./mvnw -B -ntp verify "$@"
