@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Parks a message that can never be applied on the service's dead-letter topic ({@code <service>.dlq}), with the
@@ -103,6 +104,14 @@ public class DeadLetters {
     @Inject
     MeterRegistry meters;
 
+    /**
+     * Fault injection for the tests: the first this many parks fail as they do while Kafka is away, so that a test can
+     * show the consumer carries on.
+     */
+    @ConfigProperty(name = "eventing.dead-letters.fault.failed-parks", defaultValue = "0")
+    int failedParks;
+
+    private final AtomicInteger parksFailed = new AtomicInteger();
     private KafkaProducer<String, String> producer;
 
     public String topic() {
@@ -120,6 +129,10 @@ public class DeadLetters {
                 .add(TOPIC, utf8(record.topic()))
                 .add(PARTITION, utf8(Integer.toString(record.partition())))
                 .add(OFFSET, utf8(Long.toString(record.offset())));
+        if (failedParks > 0 && parksFailed.incrementAndGet() <= failedParks) {
+            throw new IllegalStateException("could not park a message of " + record.topic() + " on " + topic()
+                    + " (eventing.dead-letters.fault.failed-parks)");
+        }
         try {
             producer().send(parked).get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

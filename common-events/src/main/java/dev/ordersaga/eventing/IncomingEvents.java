@@ -81,10 +81,10 @@ public class IncomingEvents {
 
     /**
      * Applies the event in a transaction of its own. A passing failure is retried with exponential back-off; a
-     * message that can never be applied is parked and acknowledged. A failure while the service shuts down, or
-     * one still there after the last attempt, is thrown: the message is not acknowledged, the channel stops (the
-     * health check reports it) and the message comes again after the restart. A valid message is never parked
-     * for a passing reason.
+     * message that can never be applied is parked and acknowledged, and a park that Kafka did not take is a passing
+     * failure. A failure while the service shuts down, or one still there after the last attempt, is thrown: the
+     * message is not acknowledged, the channel stops (the health check reports it) and the message comes again after
+     * the restart. A valid message is never parked for a passing reason.
      */
     public void process(ConsumerRecord<String, String> record, EventHandlers handlers) {
         Backoff backoff = new Backoff(firstBackoff, maxBackoff);
@@ -93,39 +93,46 @@ public class IncomingEvents {
                 QuarkusTransaction.requiringNew().run(() -> apply(record.topic(), record.value(), handlers));
                 return;
             } catch (RuntimeException e) {
+                RuntimeException failure = e;
                 Throwable permanent = permanentCause(e);
+                Throwable unseen = causeMatching(e, NotVisibleYetException.class::isInstance);
                 if (permanent != null) {
                     LOG.errorf("Parking a message of %s (partition %d, offset %d) on %s: %s", record.topic(),
                             record.partition(), record.offset(), deadLetters.topic(), permanent.getMessage());
-                    deadLetters.park(record, permanent);
-                    return;
-                }
-                if (stopping) {
-                    LOG.infof("Shutting down: a message of %s is left for redelivery (%s)", record.topic(), e.toString());
-                    throw e;
-                }
-                Throwable unseen = causeMatching(e, NotVisibleYetException.class::isInstance);
-                if (unseen != null && attempt >= notVisibleAttempts) {
+                } else if (unseen != null && attempt >= notVisibleAttempts && !stopping) {
                     LOG.errorf("Parking a message of %s (partition %d, offset %d) on %s after %d attempts: %s",
                             record.topic(), record.partition(), record.offset(), deadLetters.topic(), attempt,
                             unseen.getMessage());
-                    deadLetters.park(record, unseen);
-                    return;
+                    permanent = unseen;
+                }
+                if (permanent != null) {
+                    try {
+                        deadLetters.park(record, permanent);
+                        return;
+                    } catch (RuntimeException notParked) {
+                        // Kafka away: a passing failure like any other, not one that stops the channel for good. The
+                        // next attempt applies the message again, fails the same way and parks it then.
+                        failure = notParked;
+                    }
+                }
+                if (stopping) {
+                    LOG.infof("Shutting down: a message of %s is left for redelivery (%s)", record.topic(), failure.toString());
+                    throw failure;
                 }
                 if (attempt >= maxAttempts) {
-                    LOG.errorf(e, "ALERT consumer of %s gave up after %d attempts; the channel stops and the message "
+                    LOG.errorf(failure, "ALERT consumer of %s gave up after %d attempts; the channel stops and the message "
                             + "comes again after a restart", record.topic(), attempt);
-                    throw e;
+                    throw failure;
                 }
                 meters.counter("saga.consumer.retries", "topic", record.topic()).increment();
                 Duration delay = backoff.delayAfter(attempt);
-                LOG.warnf("Attempt %d on a message of %s failed (%s); retrying in %d ms", attempt, record.topic(), e,
+                LOG.warnf("Attempt %d on a message of %s failed (%s); retrying in %d ms", attempt, record.topic(), failure,
                         delay.toMillis());
                 try {
                     Thread.sleep(delay.toMillis());
                 } catch (InterruptedException interrupted) {
                     Thread.currentThread().interrupt();
-                    throw e;
+                    throw failure;
                 }
             }
         }
