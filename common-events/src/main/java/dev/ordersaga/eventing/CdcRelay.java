@@ -23,6 +23,7 @@ import org.apache.kafka.connect.source.SourceRecord;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -236,7 +237,8 @@ public class CdcRelay {
                 prepareSlot(lockSession);
                 stream(lockSession);
             } catch (Exception e) {
-                lastError.set(e.toString());
+                // the health check shows it: the engine's own error, not only that it stopped
+                lastError.set(e.getCause() == null ? e.toString() : e + ", caused by " + e.getCause());
                 LOG.errorf(e, "CDC relay of %s failed; retrying in %s", serviceName, retryBackoff);
             } finally {
                 closeProducer();
@@ -318,13 +320,23 @@ public class CdcRelay {
                 }
             }
             if (!exists(session, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ?", slotName())) {
+                // stored offsets point into the old slot's history, which a new slot does not have; forgotten first,
+                // so that a crash before the new slot exists leaves none of them beside it
+                int forgotten = st.executeUpdate("DELETE FROM cdc_offset");
+                if (forgotten > 0) {
+                    // the relay streamed from a slot that is gone: a failover to a standby (which has no logical
+                    // slots before PostgreSQL 17), a restore, or a drop. What was committed between its last
+                    // published event and the new slot is not decoded again.
+                    slotsLost.increment();
+                    LOG.errorf("ALERT CDC relay of %s: replication slot %s is gone though the relay streamed from it "
+                            + "(failover, restore or drop); events committed since its last published one may be lost, "
+                            + "and their sagas are listed as stalled. Creating it anew", serviceName, slotName());
+                }
                 try (PreparedStatement create = session.prepareStatement("SELECT pg_create_logical_replication_slot(?, 'pgoutput')")) {
                     create.setString(1, slotName());
                     create.execute();
                 }
-                // stored offsets point into the old slot's history, which a new slot does not have
-                int forgotten = st.executeUpdate("DELETE FROM cdc_offset");
-                LOG.infof("Created replication slot %s (forgot %d stale offset rows)", slotName(), forgotten);
+                LOG.infof("Created replication slot %s", slotName());
             }
         }
     }
@@ -376,17 +388,42 @@ public class CdcRelay {
                 }
             }
         } finally {
-            if (stopping() && engineDone.getCount() > 0) {
-                settleBeforeClose(pending);
+            try {
+                if (stopping() && engineDone.getCount() > 0) {
+                    settleBeforeClose(pending);
+                }
+                closeEngine(engineDone);
+            } finally {
+                engineDone.await(30, TimeUnit.SECONDS);
+                executor.shutdownNow();
+                engine = null;
             }
-            engine.close();
-            engineDone.await(30, TimeUnit.SECONDS);
-            executor.shutdownNow();
-            engine = null;
         }
         if (!stopping()) {
             Throwable error = engineError.get();
             throw new IllegalStateException("Debezium engine stopped", error);
+        }
+    }
+
+    /**
+     * Debezium's engine refuses {@code close()} while its tasks are still starting (closing then would leak them), and
+     * once it stopped on its own (Kafka away past the delivery timeout, PostgreSQL restarted): the first passes, and
+     * the second needs no close. Either refusal thrown from here would hide why the engine stopped and skip the
+     * executor's shutdown.
+     */
+    private void closeEngine(CountDownLatch engineDone) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (engineDone.getCount() > 0) {
+            try {
+                engine.close();
+                return;
+            } catch (IllegalStateException notNow) {
+                if (System.nanoTime() - deadline > 0) {
+                    LOG.warnf("CDC relay of %s: the engine did not close within 30 s (%s)", serviceName, notNow.getMessage());
+                    return;
+                }
+                engineDone.await(100, TimeUnit.MILLISECONDS);
+            }
         }
     }
 

@@ -90,6 +90,10 @@ class KafkaOutageIT {
                     .map(r -> r.header(EventHeaders.EVENT_TYPE)).toList();
             assertThat(types).as("the order's events as a consumer reads them").startsWith("OrderCreated")
                     .contains("OrderCancelling");
+            // the engine stopped itself; closing it again must not replace that report with its refusal
+            assertThat(order.logContains("CDC relay of order failed; retrying in PT2S: java.lang.IllegalStateException: "
+                    + "Debezium engine stopped")).isTrue();
+            assertThat(order.logContains("Engine has been already shut down")).isFalse();
         }
     }
 }

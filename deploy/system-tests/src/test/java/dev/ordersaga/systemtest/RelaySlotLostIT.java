@@ -25,7 +25,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * PostgreSQL invalidates a replication slot whose reader stays away until the WAL it still needs outgrows
  * {@code max_slot_wal_keep_size}. Such a slot can never stream again: the relay replaces it and raises the alarm, and
- * the service's events flow again; what the removed WAL held is lost, as the alarm says.
+ * the service's events flow again; what the removed WAL held is lost, as the alarm says. So for a slot that is gone.
  */
 class RelaySlotLostIT {
 
@@ -57,6 +57,42 @@ class RelaySlotLostIT {
             }
             assertThat(walStatus(SLOT)).isIn("reserved", "extended");
             assertThat(orderEvents.matching(r -> lost.toString().equals(r.key()))).as("the removed WAL's event").isEmpty();
+        }
+    }
+
+    /**
+     * A slot can also vanish outright: a failover to a standby, which keeps no logical slots before PostgreSQL 17, a
+     * restore, an operator's drop. The relay's stored offsets say it streamed from one, so the new slot comes with the
+     * same alarm: what was committed meanwhile is not decoded again.
+     */
+    @Test
+    void aSlotThatIsGoneIsCreatedAnewWithTheAlarmAndTheOutboxStreamsAgain() throws Exception {
+        try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS)) {
+            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-gone-order-1", 18181, Map.of())
+                    .awaitReady()) {
+                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+                orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+            }
+            try (Connection c = TestStack.connect("order_db");
+                 PreparedStatement drop = c.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
+                drop.setString(1, SLOT);
+                drop.execute();
+            }
+            UUID lost = UUID.randomUUID();
+            OutboxRows.commit("order_db", EventEnvelope.of(lost, "slot-gone-" + lost, null, new OrderCancelled("lost")));
+
+            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-gone-order-2", 18181, Map.of())
+                    .awaitReady()) {
+                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+                UUID after = OrderApi.placeOrder(order);
+                orderEvents.awaitKey(after.toString(), Duration.ofSeconds(30));
+                assertThat(order.logContains("ALERT CDC relay of order: replication slot order_outbox is gone")).isTrue();
+                String metrics = given().baseUri(order.baseUrl()).get("/q/metrics").then().statusCode(200)
+                        .extract().asString();
+                assertThat(metrics).containsPattern("(?m)^saga_relay_slot_lost_total(\\{[^}]*})? 1\\.0$");
+            }
+            assertThat(orderEvents.matching(r -> lost.toString().equals(r.key()))).as("the event committed while the slot was gone")
+                    .isEmpty();
         }
     }
 
