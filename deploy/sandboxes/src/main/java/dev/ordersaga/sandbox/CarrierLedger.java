@@ -10,6 +10,8 @@ final class CarrierLedger {
 
     private final Map<String, Shipment> shipmentsByKey = new LinkedHashMap<>();
     private final Map<String, String> keysByShipmentId = new HashMap<>();
+    /** The key of every shipment created, in the order it was. */
+    private final Report<String> created = new Report<>();
     private int outageFailuresLeft;
 
     synchronized void armOutage(int failures) {
@@ -29,6 +31,7 @@ final class CarrierLedger {
         return shipmentsByKey.computeIfAbsent(idempotencyKey, key -> {
             Shipment shipment = Shipment.create(key, reference);
             keysByShipmentId.put(shipment.shipmentId(), key);
+            created.add(key);
             return shipment;
         });
     }
@@ -43,6 +46,15 @@ final class CarrierLedger {
 
     synchronized Optional<Shipment> shipmentByKey(String idempotencyKey) {
         return Optional.ofNullable(shipmentsByKey.get(idempotencyKey));
+    }
+
+    /** A page of the shipment report, each shipment as it is now ({@link Report#page}). */
+    synchronized Map<String, Object> shipments(Request request) {
+        return created.page(request, "shipments", (key, createdAt) -> {
+            Map<String, Object> view = new LinkedHashMap<>(shipmentsByKey.get(key).view());
+            view.put("createdAt", createdAt.toString());
+            return view;
+        });
     }
 
     synchronized Map<String, Object> ledgerView() {

@@ -4,8 +4,8 @@ import java.util.List;
 
 /**
  * The carrier's sandbox: shipments created idempotently by the Idempotency-Key header, rejected for good when
- * address.line1 is "UNDELIVERABLE", cancelled on request; an outage switch and the slow mode for the retry
- * tests, and the ledger.
+ * address.line1 is "UNDELIVERABLE", cancelled on request, a report of the shipments created; an outage switch and
+ * the slow mode for the retry tests, and the ledger.
  *
  * <pre>{@code
  * try (CarrierSandbox carrier = CarrierSandbox.start(0)) {
@@ -23,6 +23,7 @@ public final class CarrierSandbox implements AutoCloseable {
     private CarrierSandbox(String host, int port) {
         this.server = SandboxHttpServer.bind(NAME, host, port, List.of(
                 Route.post("/v1/shipments", this::createShipment),
+                Route.get("/v1/reports/shipments", request -> Response.json(200, ledger.shipments(request))),
                 Route.post("/v1/shipments/{shipmentId}/cancel", this::cancelShipment),
                 Route.get("/v1/shipments/{idempotencyKey}", this::shipmentStatus),
                 Route.post("/sandbox/carrier/outage", this::armOutage),

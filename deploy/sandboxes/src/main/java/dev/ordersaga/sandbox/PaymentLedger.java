@@ -16,6 +16,8 @@ final class PaymentLedger {
     private final Map<String, String> keysByChargeId = new HashMap<>();
     private final Map<String, Refund> refundsByKey = new LinkedHashMap<>();
     private final Map<String, Integer> failingRefundsLeft = new HashMap<>();
+    /** Every charge that succeeded, in the order it did: a late settlement comes after the charges made before it. */
+    private final Report<Charge> settlements = new Report<>();
 
     /** What a charge call found: {@code isNew} is false when the key had been charged before. */
     record Recorded(Charge charge, boolean isNew) {
@@ -28,6 +30,9 @@ final class PaymentLedger {
         }
         Charge charge = Charge.decide(idempotencyKey, request);
         chargesByKey.put(idempotencyKey, charge);
+        if (charge.succeeded()) {
+            settlements.add(charge);
+        }
         keysByChargeId.put(charge.chargeId(), idempotencyKey);
         failingRefundsLeft.put(charge.chargeId(), CardToken.of(charge.token()).failingRefunds());
         return new Recorded(charge, true);
@@ -45,7 +50,15 @@ final class PaymentLedger {
         }
         Charge settled = charge.settledLate();
         chargesByKey.put(settled.idempotencyKey(), settled);
+        settlements.add(settled);
         return settled;
+    }
+
+    /** A page of the settlement report, as the read asks for it ({@link Report#page}). */
+    synchronized Map<String, Object> settlements(Request request) {
+        return settlements.page(request, "settlements", (charge, settledAt) -> Json.object("chargeId", charge.chargeId(),
+                "idempotencyKey", charge.idempotencyKey(), "reference", charge.reference(), "amount", charge.amount(),
+                "currency", charge.currency(), "settledAt", settledAt.toString()));
     }
 
     synchronized Refund refund(String idempotencyKey, RefundRequest request) {

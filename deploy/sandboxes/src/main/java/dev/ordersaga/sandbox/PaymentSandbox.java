@@ -7,7 +7,7 @@ import java.util.Objects;
 
 /**
  * The payment provider's sandbox: charges decided by the payment token (see the table in {@link CardToken}),
- * idempotent by the Idempotency-Key header, refunds, a status query, webhooks, and the switches tests need
+ * idempotent by the Idempotency-Key header, refunds, a status query, webhooks, a settlement report, and the switches tests need
  * (late settlement, slow mode, the ledger).
  *
  * <pre>{@code
@@ -33,6 +33,7 @@ public final class PaymentSandbox implements AutoCloseable {
                 Route.post("/v1/charges", this::charge),
                 Route.get("/v1/charges/{idempotencyKey}", this::chargeStatus),
                 Route.post("/v1/refunds", this::refund),
+                Route.get("/v1/reports/settlements", this::settlements),
                 Route.post("/sandbox/charges/{chargeId}/settle-late", this::settleLate),
                 Route.get("/sandbox/ledger", request -> Response.json(200, ledger.ledgerView()))));
         this.webhooks = builder.webhookUrl == null ? null
@@ -96,6 +97,11 @@ public final class PaymentSandbox implements AutoCloseable {
     private Response refund(Request request) {
         String key = request.idempotencyKey();
         return ledger.refund(key, request.body(RefundRequest.class).validated()).answer();
+    }
+
+    /** The settlement report: every charge that succeeded, late settlements included ({@link Report}). */
+    private Response settlements(Request request) {
+        return Response.json(200, ledger.settlements(request));
     }
 
     private Response settleLate(Request request) {

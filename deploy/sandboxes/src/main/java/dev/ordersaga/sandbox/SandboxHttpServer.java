@@ -120,7 +120,7 @@ final class SandboxHttpServer implements AutoCloseable {
         String method = exchange.getRequestMethod();
         String path = exchange.getRequestURI().getPath();
         try {
-            Request request = new Request(method, path, exchange.getRequestHeaders(),
+            Request request = new Request(method, path, exchange.getRequestURI().getRawQuery(), exchange.getRequestHeaders(),
                     exchange.getRequestBody().readAllBytes(), List.of());
             Response response = answer(request);
             Duration delay = path.startsWith(PROVIDER_API) ? response.delay().plus(slowness) : response.delay();
@@ -145,8 +145,8 @@ final class SandboxHttpServer implements AutoCloseable {
             for (Route route : routes) {
                 Optional<List<String>> params = route.match(request.method(), request.path());
                 if (params.isPresent()) {
-                    return route.handler().apply(new Request(request.method(), request.path(), request.headers(),
-                            request.body(), params.get()));
+                    return route.handler().apply(new Request(request.method(), request.path(), request.rawQuery(),
+                            request.headers(), request.body(), params.get()));
                 }
             }
             throw ApiException.notFound("no endpoint " + request.method() + " " + request.path());

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.ordersaga.sandbox.SandboxClient.Answer;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -151,6 +152,30 @@ class CarrierSandboxTest {
         assertThat(entry.get("idempotencyKey").asText()).isEqualTo(key);
         assertThat(entry.get("reference").asText()).isEqualTo("order-4");
         assertThat(entry.get("status").asText()).isEqualTo("cancelled");
+    }
+
+    @Test
+    void theShipmentReportListsTheShipmentsCreatedInOrderWithTheirStatusNow() {
+        Instant before = Instant.now();
+        String firstKey = key();
+        String first = client.post("/v1/shipments", firstKey, shipment()).body().get("shipmentId").asText();
+        client.post("/v1/shipments", key(), shipment("order-2", "UNDELIVERABLE"));
+        String second = client.post("/v1/shipments", key(), shipment()).body().get("shipmentId").asText();
+        client.post("/v1/shipments/" + first + "/cancel", "cancel-1", "");
+
+        Answer page = client.get("/v1/reports/shipments?since=" + before + "&limit=1");
+        assertThat(page.status()).isEqualTo(200);
+        assertThat(page.body().get("shipments").findValuesAsText("shipmentId")).containsExactly(first);
+        assertThat(page.body().get("shipments").get(0).get("idempotencyKey").asText()).isEqualTo(firstKey);
+        assertThat(page.body().get("shipments").get(0).get("status").asText()).isEqualTo("cancelled");
+        assertThat(page.body().get("hasMore").asBoolean()).isTrue();
+        Answer rest = client.get("/v1/reports/shipments?cursor=" + page.body().get("next").asText());
+        assertThat(rest.body().get("shipments").findValuesAsText("shipmentId")).as("nothing for the rejected one")
+                .containsExactly(second);
+        assertThat(rest.body().get("shipments").get(0).get("status").asText()).isEqualTo("created");
+        assertThat(rest.body().get("hasMore").asBoolean()).isFalse();
+        assertThat(client.get("/v1/reports/shipments?cursor=" + page.body().get("next").asText() + "x").status())
+                .isEqualTo(400);
     }
 
     @Test

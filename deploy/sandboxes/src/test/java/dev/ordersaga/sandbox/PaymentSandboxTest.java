@@ -9,6 +9,7 @@ import dev.ordersaga.sandbox.SandboxClient.Answer;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -340,6 +341,38 @@ class PaymentSandboxTest {
         assertThat(entry.get("currency").asText()).isEqualTo("EUR");
         assertThat(entry.get("status").asText()).isEqualTo("succeeded");
         assertThat(entry.get("token").asText()).isEqualTo("tok_ok");
+    }
+
+    @Test
+    void theSettlementReportListsSucceededChargesAndLateSettlementsInTheOrderTheySettledPageByPage() {
+        Instant before = Instant.now();
+        String first = client.post("/v1/charges", key(), charge("tok_ok")).body().get("chargeId").asText();
+        String declinedKey = key();
+        client.post("/v1/charges", declinedKey, charge("tok_declined"));
+        String declined = client.get("/v1/charges/" + declinedKey).body().get("chargeId").asText();
+        String second = client.post("/v1/charges", key(), charge("tok_ok")).body().get("chargeId").asText();
+        assertThat(client.post("/sandbox/charges/" + declined + "/settle-late", null, "").status()).isEqualTo(200);
+
+        Answer page = client.get("/v1/reports/settlements?since=" + before + "&limit=2");
+        assertThat(page.status()).isEqualTo(200);
+        assertThat(page.body().get("settlements").findValuesAsText("chargeId")).containsExactly(first, second);
+        assertThat(page.body().get("hasMore").asBoolean()).isTrue();
+        Answer rest = client.get("/v1/reports/settlements?cursor=" + page.body().get("next").asText() + "&limit=2");
+        assertThat(rest.body().get("settlements").findValuesAsText("chargeId")).containsExactly(declined);
+        assertThat(rest.body().get("settlements").get(0).get("idempotencyKey").asText()).isEqualTo(declinedKey);
+        assertThat(rest.body().get("hasMore").asBoolean()).isFalse();
+        Answer none = client.get("/v1/reports/settlements?cursor=" + rest.body().get("next").asText());
+        assertThat(none.body().get("settlements")).isEmpty();
+        assertThat(none.body().get("next").asText()).as("a reader that keeps it reads on from the end")
+                .isEqualTo(rest.body().get("next").asText());
+
+        assertThat(client.get("/v1/reports/settlements?since=" + Instant.now().plusSeconds(60)).body().get("settlements")).isEmpty();
+        assertThat(client.get("/v1/reports/settlements?cursor=an-earlier-run.57").body().get("settlements")
+                .findValuesAsText("chargeId")).as("all of this run is news to a reader of an earlier one")
+                .containsExactly(first, second, declined);
+        assertThat(client.get("/v1/reports/settlements").status()).isEqualTo(400);
+        assertThat(client.get("/v1/reports/settlements?since=yesterday").status()).isEqualTo(400);
+        assertThat(client.get("/v1/reports/settlements?cursor=0&limit=0").status()).isEqualTo(400);
     }
 
     @Test

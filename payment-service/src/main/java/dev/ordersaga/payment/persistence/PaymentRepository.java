@@ -15,6 +15,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -232,5 +233,17 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
                 .setParameter(1, leaseUntil)
                 .setParameter(2, ids)
                 .executeUpdate();
+    }
+
+    /** Of these payments, the ones declined or cancelled: a settlement the provider reports for one was not heard of. */
+    @SuppressWarnings("unchecked")
+    public List<UUID> declinedOrCancelledAmong(Collection<UUID> ids) {
+        if (ids.isEmpty()) {
+            return List.of();
+        }
+        return getEntityManager().createNativeQuery("SELECT id FROM payment WHERE id IN (?1) AND status IN ('DECLINED', 'CANCELLED')",
+                        UUID.class)
+                .setParameter(1, ids)
+                .getResultList();
     }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.ordersaga.work.ProviderHttp;
+import dev.ordersaga.work.ProviderReport;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -17,8 +18,10 @@ import java.math.BigDecimal;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The payment provider's HTTP API: charge, charge status, refund. Every call carries an idempotency key and an
@@ -140,6 +143,35 @@ public class PaymentProviderClient {
             return new Refunded(answer.text("refundId", null));
         }
         return new RefundFailed("provider answered " + answer.status() + ": " + answer.body());
+    }
+
+    /** A charge the provider settled, as its settlement report lists it. */
+    public record Settlement(String chargeId, String idempotencyKey) {
+    }
+
+    /**
+     * GET /v1/reports/settlements: the charges the provider settled, late settlements included, in the order it settled
+     * them, from {@code cursor} (an earlier page's {@code next}) or, without one, from {@code since}. Empty when the provider
+     * gave no usable answer: the next read starts from the same place.
+     */
+    public Optional<ProviderReport.Page<Settlement>> settlements(String cursor, Instant since, int limit) {
+        Answer answer;
+        try {
+            answer = send("GET", "/v1/reports/settlements?" + ProviderReport.query(cursor, since, limit), null, null);
+        } catch (NoAnswer e) {
+            LOG.infof("Settlement report not read: %s", e.getMessage());
+            return Optional.empty();
+        }
+        Optional<ProviderReport.Page<Settlement>> page = answer.status() != 200 ? Optional.empty()
+                : ProviderReport.Page.fromJson(answer.tree(), "settlements", entry -> {
+                    String chargeId = ProviderReport.text(entry, "chargeId");
+                    String key = ProviderReport.text(entry, "idempotencyKey");
+                    return chargeId == null || key == null ? null : new Settlement(chargeId, key);
+                });
+        if (page.isEmpty()) {
+            LOG.warnf("Settlement report not read: the provider answered %d: %s", answer.status(), answer.body());
+        }
+        return page;
     }
 
     private ChargeOutcome verdict(Answer answer) {

@@ -69,6 +69,9 @@ class PaymentSagaTest {
     @Inject
     PaymentRepository repository;
 
+    @Inject
+    SettlementReconciliation reconciliation;
+
     @ConfigProperty(name = "payment.provider.url")
     String providerUrl;
 
@@ -330,6 +333,34 @@ class PaymentSagaTest {
         assertThat(ledger(saga).refunds()).singleElement()
                 .satisfies(refund -> assertThat(refund.amount()).isEqualByComparingTo("21.00"));
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
+    }
+
+    @Test
+    void aLateSettlementAfterTheWatchWhoseWebhookIsLostIsFoundInTheSettlementReportAndRefunded() {
+        OrderSaga saga = saga("late-settlement-reported");
+        saga.publish(orderCreated("tok_declined"));
+        saga.publish(stockReserved());
+        awaitOne(saga, PaymentFailed.class);
+        saga.publish(orderCancelling());
+        awaitOne(saga, PaymentRefunded.class);
+        // the settlement watch's last look has been and gone
+        QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager()
+                .createNativeQuery("UPDATE payment SET next_attempt_at = NULL WHERE order_id = ?1")
+                .setParameter(1, saga.orderId()).executeUpdate());
+        reconciliation.reconcile();
+
+        // the provider settles after all, and its webhook is lost (the sandbox here sends none)
+        ProviderLedger.settleLate(providerUrl, ledger(saga).charges().get(0).chargeId());
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.DECLINED);
+        assertThat(payment(saga).nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+
+        assertThat(reconciliation.reconcile()).as("late settlements applied").isEqualTo(1);
+        await().atMost(PATIENCE).until(() -> ledger(saga).net().signum() == 0 && !ledger(saga).refunds().isEmpty());
+        await().atMost(PATIENCE).until(() -> saga.published(PaymentRefunded.class).size() == 2);
+        assertThat(saga.publishedTypes())
+                .containsExactly("PaymentFailed", "PaymentRefunded", "PaymentSucceeded", "PaymentRefunded");
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
+        assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
     }
 
     /**

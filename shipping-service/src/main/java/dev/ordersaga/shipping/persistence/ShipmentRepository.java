@@ -16,6 +16,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -207,5 +208,27 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
                 .setParameter("now", now)
                 .setParameter("limit", limit)
                 .getResultList();
+    }
+
+    /** A shipment a create at the carrier would be news to, with what a log line of its saga needs. */
+    public record UnknownAtCarrier(UUID id, UUID orderId, String correlationId, UUID causedByEventId, String status) {
+    }
+
+    /**
+     * Of these shipments, the ones a create at the carrier would be news to: cancelled without a carrier shipment (the
+     * cancellation looked and found none), or on hold (every call of ours failed).
+     */
+    @SuppressWarnings("unchecked")
+    public List<UnknownAtCarrier> unknownAtCarrierAmong(Collection<UUID> ids) {
+        if (ids.isEmpty()) {
+            return List.of();
+        }
+        List<Object[]> rows = getEntityManager().createNativeQuery("""
+                        SELECT id, order_id, correlation_id, caused_by_event_id, status FROM shipment
+                        WHERE id IN (?1) AND (status = 'CANCELLED' AND carrier_shipment_id IS NULL OR status = 'ON_HOLD')""")
+                .setParameter(1, ids)
+                .getResultList();
+        return rows.stream().map(row -> new UnknownAtCarrier((UUID) row[0], (UUID) row[1], (String) row[2], (UUID) row[3],
+                (String) row[4])).toList();
     }
 }

@@ -7,17 +7,21 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.ordersaga.work.ProviderHttp;
 import dev.ordersaga.work.ProviderHttp.Answer;
+import dev.ordersaga.work.ProviderReport;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
 
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The carrier's HTTP API, and nothing else: every call carries an idempotency key and waits no longer than the
@@ -26,6 +30,8 @@ import java.util.Objects;
  */
 @ApplicationScoped
 public class CarrierClient {
+
+    private static final Logger LOG = Logger.getLogger(CarrierClient.class);
 
     private static final ObjectMapper JSON = JsonMapper.builder()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -158,6 +164,41 @@ public class CarrierClient {
         return new CancelFailed("carrier answered " + status + describe(response.body()));
     }
 
+    /** A shipment the carrier created, as its shipment report lists it, with its status now. */
+    public record ReportedShipment(String carrierShipmentId, String idempotencyKey, String status) {
+
+        public boolean live() {
+            return !"cancelled".equals(status);
+        }
+    }
+
+    /**
+     * GET /v1/reports/shipments: the shipments the carrier created, in the order it did, from {@code cursor} (an
+     * earlier page's {@code next}) or, without one, from {@code since}. Empty when the carrier gave no usable answer:
+     * the next read starts from the same place.
+     */
+    public Optional<ProviderReport.Page<ReportedShipment>> shipments(String cursor, Instant since, int limit) {
+        Answer response;
+        try {
+            response = http.exchange("GET", "/v1/reports/shipments?" + ProviderReport.query(cursor, since, limit), Map.of(),
+                    null);
+        } catch (IOException e) {
+            LOG.infof("Shipment report not read: %s", failure(e));
+            return Optional.empty();
+        }
+        Optional<ProviderReport.Page<ReportedShipment>> page = response.status() != 200 ? Optional.empty()
+                : ProviderReport.Page.fromJson(tree(response.body()), "shipments", entry -> {
+                    String carrierId = ProviderReport.text(entry, "shipmentId");
+                    String key = ProviderReport.text(entry, "idempotencyKey");
+                    return carrierId == null || key == null ? null
+                            : new ReportedShipment(carrierId, key, ProviderReport.text(entry, "status"));
+                });
+        if (page.isEmpty()) {
+            LOG.warnf("Shipment report not read: the carrier answered %d%s", response.status(), describe(response.body()));
+        }
+        return page;
+    }
+
     private String failure(IOException e) {
         if (e instanceof ProviderHttp.NotConnected && e.getCause() instanceof SocketTimeoutException) {
             return "no connection to the carrier within " + timeout.toMillis() + " ms";
@@ -181,10 +222,14 @@ public class CarrierClient {
     }
 
     private static String field(String body, String name) {
+        JsonNode node = tree(body);
+        JsonNode value = node == null ? null : node.get(name);
+        return value == null || value.isNull() ? null : value.asText();
+    }
+
+    private static JsonNode tree(String body) {
         try {
-            JsonNode node = JSON.readTree(body == null ? "" : body);
-            JsonNode value = node == null ? null : node.get(name);
-            return value == null || value.isNull() ? null : value.asText();
+            return JSON.readTree(body == null ? "" : body);
         } catch (JsonProcessingException e) {
             return null;
         }

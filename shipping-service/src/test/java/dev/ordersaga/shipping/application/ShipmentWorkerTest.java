@@ -79,6 +79,9 @@ class ShipmentWorkerTest {
     @Inject
     CarrierClient carrierClient;
 
+    @Inject
+    CarrierReconciliation reconciliation;
+
     @ConfigProperty(name = "shipping.carrier.url")
     String carrierUrl;
 
@@ -291,6 +294,38 @@ class ShipmentWorkerTest {
         Shipment done = row(orderId);
         assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
         assertThat(done.carrierShipmentId()).isEqualTo(carrierId);
+    }
+
+    /**
+     * As above, but the stalled caller never records the answer (it timed out, or its process died): no process of ours
+     * learns of the shipment now at the carrier. The carrier's shipment report tells, and it is cancelled all the same.
+     */
+    @Test
+    void aCreateThatLandsUnheardAfterTheCancellationIsFoundInTheShipmentReportAndCancelledAtTheCarrier() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 0, Instant.now().plusSeconds(3600),
+                Instant.now().minusSeconds(1));
+        hearCancelling(saga);
+        published.await(orderId, ShipmentCancelled.class, WAIT);
+        assertThat(row(orderId).status()).isEqualTo(ShipmentStatus.CANCELLED);
+        reconciliation.reconcile();
+
+        String carrierId = ((CarrierClient.Created) carrierClient.create(shipmentId.toString(), orderId.toString(), ADA))
+                .carrierShipmentId();
+        assertThat(row(orderId).carrierShipmentId()).as("no caller recorded it").isNull();
+
+        assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
+                .until(() -> published.of(orderId, ShipmentCancelled.class).size() == 2);
+        assertThat(published.typesOf(orderId)).containsExactly("ShipmentCancelled", "ShipmentCreated", "ShipmentCancelled");
+        assertThat(carrier().shipmentsOf(orderId)).singleElement().satisfies(s -> {
+            assertThat(s.shipmentId()).isEqualTo(carrierId);
+            assertThat(s.status()).isEqualTo("cancelled");
+        });
+        assertThat(row(orderId).status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
     }
 
     /** Workers (threads here; replicas alike) racing for one due row: exactly one gets to call the carrier. */

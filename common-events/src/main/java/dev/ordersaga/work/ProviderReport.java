@@ -1,0 +1,140 @@
+package dev.ordersaga.work;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.ordersaga.eventing.SqlParameters;
+import dev.ordersaga.eventing.TransactionalWrites;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * A provider's report of what it did, read on from where the last read ended: a payment provider's settlements, a
+ * carrier's shipments. It tells what no answer and no webhook told: a call that landed after its caller had given up
+ * and asked, or whose webhook was lost. The service applies each entry it had not heard of as the answer would have
+ * been applied.
+ *
+ * <p>The provider's cursor is kept in the service's database ({@code provider_report}), so that a restart reads on
+ * from there; the first read starts {@code lookBack} ago. Each entry is looked at in two runs: a run reads from where
+ * the run before the last one ended. A decision the service was committing while the first look read its row (a
+ * decline, a look-up that found nothing) is then seen by the second. The provider is called outside any transaction.
+ *
+ * @param <E> an entry of the report
+ */
+public final class ProviderReport<E> {
+
+    /** A page of the report; {@code next} is the provider's cursor for the page after it. */
+    public record Page<E>(List<E> entries, String next, boolean hasMore) {
+
+        /**
+         * A page as the providers answer it: the entries under {@code field}, {@code next} and {@code hasMore}. Empty
+         * if the answer is not such a page; an entry {@code entry} makes nothing of (null) is left out.
+         */
+        public static <E> Optional<Page<E>> fromJson(JsonNode answer, String field, Function<JsonNode, E> entry) {
+            JsonNode entries = answer == null ? null : answer.get(field);
+            JsonNode next = answer == null ? null : answer.get("next");
+            if (entries == null || !entries.isArray() || next == null || !next.isTextual()) {
+                return Optional.empty();
+            }
+            List<E> read = new ArrayList<>();
+            for (JsonNode node : entries) {
+                E value = entry.apply(node);
+                if (value != null) {
+                    read.add(value);
+                }
+            }
+            return Optional.of(new Page<>(read, next.asText(), answer.path("hasMore").asBoolean(false)));
+        }
+    }
+
+    /** The query of a read of a page: from {@code cursor}, or without one from {@code since}. */
+    public static String query(String cursor, Instant since, int limit) {
+        return (cursor != null ? "cursor=" + URLEncoder.encode(cursor, StandardCharsets.UTF_8)
+                : "since=" + URLEncoder.encode(since.toString(), StandardCharsets.UTF_8)) + "&limit=" + limit;
+    }
+
+    /** The text of a field of a report's entry; null if it has none. */
+    public static String text(JsonNode entry, String field) {
+        JsonNode value = entry.get(field);
+        return value != null && value.isTextual() ? value.asText() : null;
+    }
+
+    /** Reads a page from {@code cursor} or, without one, from {@code since}; empty without a usable answer. */
+    @FunctionalInterface
+    public interface Source<E> {
+        Optional<Page<E>> read(String cursor, Instant since, int limit);
+    }
+
+    /** Applies the entries of a page the service had not heard of; returns how many it applied. */
+    @FunctionalInterface
+    public interface Entries<E> {
+        int apply(List<E> entries);
+    }
+
+    /** Pages a run reads at most: a long backlog is read over several runs, not in one that never ends. */
+    private static final int MAX_PAGES_A_RUN = 100;
+    private static final String LOAD = "SELECT second_look_from, last_end FROM provider_report WHERE name = ?";
+    private static final String SAVE = """
+            INSERT INTO provider_report (name, second_look_from, last_end, updated_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (name) DO UPDATE SET second_look_from = EXCLUDED.second_look_from, last_end = EXCLUDED.last_end,
+                updated_at = EXCLUDED.updated_at""";
+
+    private record Position(String secondLookFrom, String lastEnd) {
+    }
+
+    private final String name;
+    private final Source<E> source;
+    private final TransactionalWrites writes;
+    private final Duration lookBack;
+    private final int pageSize;
+
+    public ProviderReport(String name, Source<E> source, TransactionalWrites writes, Duration lookBack, int pageSize) {
+        if (pageSize < 1) {
+            throw new IllegalArgumentException("pageSize must be positive: " + pageSize);
+        }
+        this.name = name;
+        this.source = source;
+        this.writes = writes;
+        this.lookBack = lookBack;
+        this.pageSize = pageSize;
+    }
+
+    /** Reads the report on from where it was read to; returns how many entries were applied. */
+    public synchronized int readOn(Entries<E> entries) {
+        Optional<Position> position = writes.readOneCommitted(
+                new TransactionalWrites.Write(LOAD, 1, (statement, first) -> statement.setString(first, name)),
+                row -> new Position(row.getString(1), row.getString(2)), () -> "read where report " + name + " was read to");
+        String cursor = position.map(Position::secondLookFrom).orElse(null);
+        Instant since = Instant.now().minus(lookBack);
+        String end = null;
+        int applied = 0;
+        for (int pages = 0; pages < MAX_PAGES_A_RUN; pages++) {
+            Optional<Page<E>> page = source.read(cursor, since, pageSize);
+            if (page.isEmpty()) {
+                break;
+            }
+            applied += entries.apply(page.get().entries());
+            cursor = page.get().next();
+            end = cursor;
+            if (!page.get().hasMore()) {
+                break;
+            }
+        }
+        if (end != null) {
+            Position next = new Position(position.map(Position::lastEnd).orElse(end), end);
+            QuarkusTransaction.requiringNew().run(() -> writes.write(SAVE, statement -> {
+                statement.setString(1, name);
+                statement.setString(2, next.secondLookFrom());
+                statement.setString(3, next.lastEnd());
+                SqlParameters.setInstant(statement, 4, Instant.now());
+            }, () -> "note where report " + name + " was read to"));
+        }
+        return applied;
+    }
+}

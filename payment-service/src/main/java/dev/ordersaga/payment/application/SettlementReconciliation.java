@@ -1,0 +1,111 @@
+package dev.ordersaga.payment.application;
+
+import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.payment.domain.IllegalTransitionException;
+import dev.ordersaga.payment.persistence.PaymentRepository;
+import dev.ordersaga.payment.provider.PaymentProviderClient;
+import dev.ordersaga.payment.provider.PaymentProviderClient.Settlement;
+import dev.ordersaga.work.ProviderReport;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.scheduler.Scheduled;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * Reads the provider's settlement report ({@link ProviderReport}) and applies every settlement of a charge the service
+ * holds as declined or cancelled as its webhook would have been: refunded at once. A late settlement whose webhook was
+ * lost and which came after the settlement watch's last look ({@code payment.settlement.*}) is learned here; before,
+ * such a customer stayed charged for a cancelled order and nothing told. Each settlement is applied in a transaction
+ * of its own under the payment's lock, so replicas reading the same page change each payment once.
+ */
+@ApplicationScoped
+public class SettlementReconciliation {
+
+    private static final Logger LOG = Logger.getLogger(SettlementReconciliation.class);
+
+    @Inject
+    PaymentProviderClient provider;
+
+    @Inject
+    PaymentRepository payments;
+
+    @Inject
+    PaymentService service;
+
+    @Inject
+    TransactionalWrites writes;
+
+    @Inject
+    MeterRegistry meters;
+
+    @ConfigProperty(name = "payment.reconciliation.look-back")
+    Duration lookBack;
+
+    @ConfigProperty(name = "payment.reconciliation.page-size", defaultValue = "500")
+    int pageSize;
+
+    private ProviderReport<Settlement> report;
+
+    @PostConstruct
+    void init() {
+        report = new ProviderReport<>("payment-provider-settlements", provider::settlements, writes, lookBack, pageSize);
+    }
+
+    @Scheduled(every = "${payment.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void scheduled() {
+        try {
+            reconcile();
+        } catch (RuntimeException e) {
+            LOG.warnf("Settlement report: this read failed (%s); the next one reads from the same place", e.toString());
+        }
+    }
+
+    /** Reads the report on from where it was read to; returns the late settlements it applied. */
+    public int reconcile() {
+        return report.readOn(this::apply);
+    }
+
+    private int apply(List<Settlement> settlements) {
+        Map<UUID, String> chargeIds = new HashMap<>();
+        for (Settlement settlement : settlements) {
+            try {
+                // the payment's id is its charge's idempotency key; any other key is not this service's charge
+                chargeIds.put(UUID.fromString(settlement.idempotencyKey()), settlement.chargeId());
+            } catch (IllegalArgumentException notOurs) {
+                LOG.debugf("Settlement report: charge %s is not a payment's", settlement.chargeId());
+            }
+        }
+        List<UUID> unheardOf = QuarkusTransaction.requiringNew()
+                .call(() -> payments.declinedOrCancelledAmong(chargeIds.keySet()));
+        int applied = 0;
+        for (UUID paymentId : unheardOf) {
+            Optional<PaymentRepository.ChargeState> charge = payments.chargeState(paymentId);
+            if (charge.isEmpty()) {
+                continue;
+            }
+            String chargeId = chargeIds.get(paymentId);
+            try (Correlation.Scope ignored = Correlation.open(charge.get().correlationId(), charge.get().causedByEventId())) {
+                LOG.infof("Settlement report: charge %s of order %s is settled, and the payment is %s", chargeId,
+                        charge.get().orderId(), charge.get().status());
+                service.recordChargeSucceeded(paymentId, chargeId);
+                meters.counter("saga.payment.settlements.reconciled").increment();
+                applied++;
+            } catch (IllegalTransitionException e) {
+                LOG.warnf("Settlement report: charge %s not applied: %s", chargeId, e.getMessage());
+            }
+        }
+        return applied;
+    }
+}
