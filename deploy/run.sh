@@ -31,9 +31,12 @@ for entry in "${SANDBOXES[@]}" "${SERVICES[@]}"; do
 done
 deploy/stack/no-local-run.sh run.sh
 
-# a stack that was up before this run (the tests' or a KEEP_STACK run's) is left up: something else may use it
-STACK_WAS_UP=0
-deploy/stack.sh status >/dev/null 2>&1 && STACK_WAS_UP=1
+# what was up before this run (the tests' stack, a KEEP_STACK run's, the machine's own PostgreSQL) is left up:
+# something else may use it
+PG_WAS_UP=0
+KAFKA_WAS_UP=0
+deploy/stack/postgres.sh status >/dev/null 2>&1 && PG_WAS_UP=1
+deploy/stack/kafka.sh status >/dev/null 2>&1 && KAFKA_WAS_UP=1
 
 STOPPED=0
 stop_all() {
@@ -46,10 +49,13 @@ stop_all() {
     for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
     if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
   done
-  if [ "${KEEP_STACK:-0}" != 1 ] && [ "$STACK_WAS_UP" != 1 ]; then
-    deploy/stack.sh down
-  elif [ "$STACK_WAS_UP" = 1 ]; then
-    echo "the stack was up before this run and is left up (deploy/stack.sh down stops it)"
+  if [ "${KEEP_STACK:-0}" != 1 ]; then
+    # in the order of deploy/stack.sh down
+    if [ "$KAFKA_WAS_UP" != 1 ]; then deploy/stack/kafka.sh stop; fi
+    if [ "$PG_WAS_UP" != 1 ]; then deploy/stack/postgres.sh stop; fi
+  fi
+  if [ "$PG_WAS_UP" = 1 ] || [ "$KAFKA_WAS_UP" = 1 ]; then
+    echo "what was up before this run is left up (deploy/stack.sh down stops the stack)"
   fi
   echo "stopped."
 }
@@ -124,8 +130,8 @@ order-saga is running.
                curl -s -X POST http://127.0.0.1:9102/sandbox/carrier/outage -d '{"failures": 3}'
   API:         http://127.0.0.1:8081/q/openapi   Health: /q/health   Metrics: /q/metrics (ports 8081-8084)
 EOT
-if [ "$STACK_WAS_UP" = 1 ] || [ "${KEEP_STACK:-0}" = 1 ]; then
-  echo "Ctrl-C stops the services and the sandboxes; PostgreSQL and Kafka stay up (deploy/stack.sh down stops them)."
+if [ "$PG_WAS_UP" = 1 ] || [ "$KAFKA_WAS_UP" = 1 ] || [ "${KEEP_STACK:-0}" = 1 ]; then
+  echo "Ctrl-C stops the services and the sandboxes, and leaves up what was up before (deploy/stack.sh down stops the stack)."
 else
   echo "Ctrl-C stops everything."
 fi

@@ -11,6 +11,7 @@ import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.PartitionInfo;
@@ -252,6 +253,11 @@ public class DeadLetters {
     private synchronized KafkaProducer<String, String> producer() {
         if (producer == null) {
             Properties p = KafkaClients.producerConfig(kafkaBroker, serviceName + "-dead-letters");
+            // a park's send is over before park stops waiting for it (5 + 20 s against 30): a park that failed is then
+            // not still queued in the producer when the consumer's next attempt parks the message again
+            p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
+            p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "20000");
             producer = new KafkaProducer<>(p);
         }
         return producer;

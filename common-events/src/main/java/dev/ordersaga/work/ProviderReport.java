@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import org.jboss.logging.Logger;
 
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +25,11 @@ import java.util.function.Function;
  * from there; the first read starts {@code lookBack} ago. Each entry is looked at in two runs: a run reads from where
  * the run before the last one ended. A decision the service was committing while the first look read its row (a
  * decline, a look-up that found nothing) is then seen by the second. The provider is called outside any transaction.
+ * A run within {@code minGap} of the last one (a replica's) reads nothing: the second look stays a run apart.
+ *
+ * <p>A report that cannot be read run after run is an {@code ALERT}: late news from the provider then goes unheard.
+ * After a few such runs the stored cursor is given up (a provider may refuse one for good, once it expired) and the
+ * report is read from {@code lookBack} before the last read instead.
  *
  * @param <E> an entry of the report
  */
@@ -77,24 +83,32 @@ public final class ProviderReport<E> {
         int apply(List<E> entries);
     }
 
+    private static final Logger LOG = Logger.getLogger(ProviderReport.class);
     /** Pages a run reads at most: a long backlog is read over several runs, not in one that never ends. */
     private static final int MAX_PAGES_A_RUN = 100;
-    private static final String LOAD = "SELECT second_look_from, last_end FROM provider_report WHERE name = ?";
+    /** Runs in a row that read nothing before the stored cursor is given up. */
+    private static final int FRESH_START_AFTER = 3;
+    /** Runs in a row that read nothing before each further one is an ALERT. */
+    private static final int ALERT_AFTER = 5;
+    private static final String LOAD = "SELECT second_look_from, last_end, updated_at FROM provider_report WHERE name = ?";
     private static final String SAVE = """
             INSERT INTO provider_report (name, second_look_from, last_end, updated_at) VALUES (?, ?, ?, ?)
             ON CONFLICT (name) DO UPDATE SET second_look_from = EXCLUDED.second_look_from, last_end = EXCLUDED.last_end,
                 updated_at = EXCLUDED.updated_at""";
 
-    private record Position(String secondLookFrom, String lastEnd) {
+    private record Position(String secondLookFrom, String lastEnd, Instant readAt) {
     }
 
     private final String name;
     private final Source<E> source;
     private final TransactionalWrites writes;
     private final Duration lookBack;
+    private final Duration minGap;
     private final int pageSize;
+    private int failedRuns;
 
-    public ProviderReport(String name, Source<E> source, TransactionalWrites writes, Duration lookBack, int pageSize) {
+    public ProviderReport(String name, Source<E> source, TransactionalWrites writes, Duration lookBack, Duration minGap,
+                          int pageSize) {
         if (pageSize < 1) {
             throw new IllegalArgumentException("pageSize must be positive: " + pageSize);
         }
@@ -102,6 +116,7 @@ public final class ProviderReport<E> {
         this.source = source;
         this.writes = writes;
         this.lookBack = lookBack;
+        this.minGap = minGap;
         this.pageSize = pageSize;
     }
 
@@ -109,9 +124,20 @@ public final class ProviderReport<E> {
     public synchronized int readOn(Entries<E> entries) {
         Optional<Position> position = writes.readOneCommitted(
                 new TransactionalWrites.Write(LOAD, 1, (statement, first) -> statement.setString(first, name)),
-                row -> new Position(row.getString(1), row.getString(2)), () -> "read where report " + name + " was read to");
+                row -> new Position(row.getString(1), row.getString(2), SqlParameters.getInstant(row, 3)),
+                () -> "read where report " + name + " was read to");
+        Instant now = Instant.now();
+        if (position.isPresent() && position.get().readAt().isAfter(now.minus(minGap))) {
+            return 0;
+        }
         String cursor = position.map(Position::secondLookFrom).orElse(null);
-        Instant since = Instant.now().minus(lookBack);
+        Instant since = now.minus(lookBack);
+        if (cursor != null && failedRuns >= FRESH_START_AFTER) {
+            LOG.warnf("Report %s: not read in %d runs in a row; reading it from %s before the last read instead of from "
+                    + "the provider's cursor", name, failedRuns, lookBack);
+            cursor = null;
+            since = position.get().readAt().minus(lookBack);
+        }
         String end = null;
         int applied = 0;
         for (int pages = 0; pages < MAX_PAGES_A_RUN; pages++) {
@@ -126,15 +152,22 @@ public final class ProviderReport<E> {
                 break;
             }
         }
-        if (end != null) {
-            Position next = new Position(position.map(Position::lastEnd).orElse(end), end);
-            QuarkusTransaction.requiringNew().run(() -> writes.write(SAVE, statement -> {
-                statement.setString(1, name);
-                statement.setString(2, next.secondLookFrom());
-                statement.setString(3, next.lastEnd());
-                SqlParameters.setInstant(statement, 4, Instant.now());
-            }, () -> "note where report " + name + " was read to"));
+        if (end == null) {
+            failedRuns++;
+            if (failedRuns >= ALERT_AFTER) {
+                LOG.errorf("ALERT report %s not read in %d runs in a row: what the provider did and no answer told "
+                        + "(a late settlement, a late create) goes unheard until it is read", name, failedRuns);
+            }
+            return applied;
         }
+        failedRuns = 0;
+        Position next = new Position(position.map(Position::lastEnd).orElse(end), end, now);
+        QuarkusTransaction.requiringNew().run(() -> writes.write(SAVE, statement -> {
+            statement.setString(1, name);
+            statement.setString(2, next.secondLookFrom());
+            statement.setString(3, next.lastEnd());
+            SqlParameters.setInstant(statement, 4, Instant.now());
+        }, () -> "note where report " + name + " was read to"));
         return applied;
     }
 }

@@ -172,8 +172,9 @@ public class PaymentService {
 
     // ---- provider outcomes (worker, webhook): each in its own transaction ----
 
+    /** @return whether the news changed anything (it was known already otherwise) */
     @Transactional
-    public void recordChargeSucceeded(UUID paymentId, String chargeId) {
+    public boolean recordChargeSucceeded(UUID paymentId, String chargeId) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
         Payment.Progress asRead = payment.progress();
@@ -189,6 +190,7 @@ public class PaymentService {
                     payment.orderId(), before);
         }
         afterTransition(payment, asRead, events, now);
+        return !events.isEmpty();
     }
 
     @Transactional

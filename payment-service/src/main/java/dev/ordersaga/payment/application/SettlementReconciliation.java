@@ -53,6 +53,10 @@ public class SettlementReconciliation {
     @ConfigProperty(name = "payment.reconciliation.look-back")
     Duration lookBack;
 
+    /** A read within this time of the last (a replica's) reads nothing: each entry's second look stays a run apart. */
+    @ConfigProperty(name = "payment.reconciliation.min-gap", defaultValue = "PT30S")
+    Duration minGap;
+
     @ConfigProperty(name = "payment.reconciliation.page-size", defaultValue = "500")
     int pageSize;
 
@@ -60,7 +64,7 @@ public class SettlementReconciliation {
 
     @PostConstruct
     void init() {
-        report = new ProviderReport<>("payment-provider-settlements", provider::settlements, writes, lookBack, pageSize);
+        report = new ProviderReport<>("payment-provider-settlements", provider::settlements, writes, lookBack, minGap, pageSize);
     }
 
     @Scheduled(every = "${payment.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
@@ -97,11 +101,13 @@ public class SettlementReconciliation {
             }
             String chargeId = chargeIds.get(paymentId);
             try (Correlation.Scope ignored = Correlation.open(charge.get().correlationId(), charge.get().causedByEventId())) {
-                LOG.infof("Settlement report: charge %s of order %s is settled, and the payment is %s", chargeId,
-                        charge.get().orderId(), charge.get().status());
-                service.recordChargeSucceeded(paymentId, chargeId);
-                meters.counter("saga.payment.settlements.reconciled").increment();
-                applied++;
+                // a webhook, a look or a replica may have told meanwhile: counted only if it is news
+                if (service.recordChargeSucceeded(paymentId, chargeId)) {
+                    LOG.infof("Settlement report: charge %s of order %s is settled, and the payment was %s", chargeId,
+                            charge.get().orderId(), charge.get().status());
+                    meters.counter("saga.payment.settlements.reconciled").increment();
+                    applied++;
+                }
             } catch (IllegalTransitionException e) {
                 LOG.warnf("Settlement report: charge %s not applied: %s", chargeId, e.getMessage());
             }

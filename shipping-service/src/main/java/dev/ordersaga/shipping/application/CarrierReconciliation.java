@@ -53,6 +53,10 @@ public class CarrierReconciliation {
     @ConfigProperty(name = "shipping.reconciliation.look-back")
     Duration lookBack;
 
+    /** A read within this time of the last (a replica's) reads nothing: each entry's second look stays a run apart. */
+    @ConfigProperty(name = "shipping.reconciliation.min-gap", defaultValue = "PT30S")
+    Duration minGap;
+
     @ConfigProperty(name = "shipping.reconciliation.page-size", defaultValue = "500")
     int pageSize;
 
@@ -60,7 +64,7 @@ public class CarrierReconciliation {
 
     @PostConstruct
     void init() {
-        report = new ProviderReport<>("carrier-shipments", carrier::shipments, writes, lookBack, pageSize);
+        report = new ProviderReport<>("carrier-shipments", carrier::shipments, writes, lookBack, minGap, pageSize);
     }
 
     @Scheduled(every = "${shipping.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)

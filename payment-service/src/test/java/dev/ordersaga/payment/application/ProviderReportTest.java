@@ -1,0 +1,113 @@
+package dev.ordersaga.payment.application;
+
+import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.testing.LogCapture;
+import dev.ordersaga.testing.StackTestResource;
+import dev.ordersaga.work.ProviderReport;
+import dev.ordersaga.work.ProviderReport.Page;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * How a provider's report is read on (work/ProviderReport, in common-events), against a provider of the test's making
+ * whose cursor is the position of its next entry, and the service's real database.
+ */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+class ProviderReportTest {
+
+    private static final Duration LOOK_BACK = Duration.ofHours(1);
+
+    @Inject
+    TransactionalWrites writes;
+
+    /** A report of entries 0, 1, 2, … that notes every read and can be made to give no answer. */
+    static final class Provider implements ProviderReport.Source<Integer> {
+        final List<Integer> entries = new ArrayList<>();
+        final List<String> reads = new ArrayList<>();
+        boolean answering = true;
+
+        @Override
+        public Optional<Page<Integer>> read(String cursor, Instant since, int limit) {
+            reads.add(cursor == null ? "since " + since : cursor);
+            if (!answering) {
+                return Optional.empty();
+            }
+            int from = cursor == null ? 0 : Integer.parseInt(cursor);
+            int to = Math.min(from + limit, entries.size());
+            return Optional.of(new Page<>(List.copyOf(entries.subList(from, to)), Integer.toString(to), to < entries.size()));
+        }
+    }
+
+    @Test
+    void eachEntryIsLookedAtInTwoReadsPageByPageAndAReadGoesOnFromTheReadBeforeTheLast() {
+        Provider provider = new Provider();
+        ProviderReport<Integer> report = new ProviderReport<>(name(), provider, writes, LOOK_BACK, Duration.ZERO, 2);
+        List<Integer> seen = new ArrayList<>();
+
+        provider.entries.addAll(List.of(0, 1, 2));
+        assertThat(report.readOn(entries -> add(seen, entries))).isEqualTo(3);
+        assertThat(provider.reads).hasSize(2).first().asString().startsWith("since ");
+        provider.entries.addAll(List.of(3, 4));
+        report.readOn(entries -> add(seen, entries));
+        provider.entries.add(5);
+        report.readOn(entries -> add(seen, entries));
+
+        // the first read's hour has no read before it; after that, each read starts where the one before the last ended
+        assertThat(seen).containsExactly(0, 1, 2, 3, 4, 3, 4, 5);
+        assertThat(provider.reads).containsSubsequence("3", "3");
+    }
+
+    @Test
+    void aReadMomentsAfterAnotherOneReadsNothingSoThatReplicasKeepTheSecondLookARunApart() {
+        Provider provider = new Provider();
+        provider.entries.add(0);
+        String name = name();
+        new ProviderReport<>(name, provider, writes, LOOK_BACK, Duration.ZERO, 10).readOn(List::size);
+        ProviderReport<Integer> replica = new ProviderReport<>(name, provider, writes, LOOK_BACK, Duration.ofMinutes(1), 10);
+
+        assertThat(replica.readOn(List::size)).isZero();
+        assertThat(provider.reads).hasSize(1);
+    }
+
+    @Test
+    void aReportUnreadRunAfterRunIsReadFromBeforeTheLastReadAndThenRaisesTheAlarm() {
+        Provider provider = new Provider();
+        provider.entries.addAll(List.of(0, 1));
+        ProviderReport<Integer> report = new ProviderReport<>(name(), provider, writes, LOOK_BACK, Duration.ZERO, 10);
+        report.readOn(List::size);
+        provider.answering = false;
+        try (LogCapture log = LogCapture.of(ProviderReport.class)) {
+            for (int run = 1; run <= 5; run++) {
+                report.readOn(List::size);
+            }
+            // three runs from the stored cursor, then from an hour before the last read (the cursor may be refused)
+            assertThat(provider.reads.subList(1, 6)).startsWith("2", "2", "2");
+            assertThat(provider.reads.subList(4, 6)).allSatisfy(read -> assertThat(read).startsWith("since "));
+            assertThat(log.containing("ALERT report")).hasSize(1);
+        }
+        provider.answering = true;
+        provider.entries.add(2);
+        assertThat(report.readOn(List::size)).as("read again from before the last read").isEqualTo(3);
+    }
+
+    private static int add(List<Integer> seen, List<Integer> entries) {
+        seen.addAll(entries);
+        return entries.size();
+    }
+
+    private static String name() {
+        return "test-" + UUID.randomUUID();
+    }
+}
