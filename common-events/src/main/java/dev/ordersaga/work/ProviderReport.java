@@ -90,6 +90,8 @@ public final class ProviderReport<E> {
     private static final int FRESH_START_AFTER = 3;
     /** Runs in a row that read nothing before each further one is an ALERT. */
     private static final int ALERT_AFTER = 5;
+    /** Stands for a cursor where the first read started, from an instant rather than a cursor. */
+    private static final String SINCE = "since:";
     private static final String LOAD = "SELECT second_look_from, last_end, updated_at FROM provider_report WHERE name = ?";
     private static final String SAVE = """
             INSERT INTO provider_report (name, second_look_from, last_end, updated_at) VALUES (?, ?, ?, ?)
@@ -132,6 +134,11 @@ public final class ProviderReport<E> {
         }
         String cursor = position.map(Position::secondLookFrom).orElse(null);
         Instant since = now.minus(lookBack);
+        if (cursor != null && cursor.startsWith(SINCE)) {
+            // the second look at the first read, which had no cursor to start from
+            since = Instant.parse(cursor.substring(SINCE.length()));
+            cursor = null;
+        }
         if (cursor != null && failedRuns >= FRESH_START_AFTER) {
             LOG.warnf("Report %s: not read in %d runs in a row; reading it from %s before the last read instead of from "
                     + "the provider's cursor", name, failedRuns, lookBack);
@@ -161,7 +168,7 @@ public final class ProviderReport<E> {
             return applied;
         }
         failedRuns = 0;
-        Position next = new Position(position.map(Position::lastEnd).orElse(end), end, now);
+        Position next = new Position(position.map(Position::lastEnd).orElse(SINCE + since), end, now);
         QuarkusTransaction.requiringNew().run(() -> writes.write(SAVE, statement -> {
             statement.setString(1, name);
             statement.setString(2, next.secondLookFrom());
