@@ -139,11 +139,14 @@ public final class ProviderReport<E> {
             since = Instant.parse(cursor.substring(SINCE.length()));
             cursor = null;
         }
+        // where the next run looks again: where this one ends, unless this one starts afresh from an instant
+        String lookAgainFrom = position.map(Position::lastEnd).orElse(null);
         if (cursor != null && failedRuns >= FRESH_START_AFTER) {
             LOG.warnf("Report %s: not read in %d runs in a row; reading it from %s before the last read instead of from "
                     + "the provider's cursor", name, failedRuns, lookBack);
             cursor = null;
             since = position.get().readAt().minus(lookBack);
+            lookAgainFrom = null;
         }
         String end = null;
         int applied = 0;
@@ -168,7 +171,7 @@ public final class ProviderReport<E> {
             return applied;
         }
         failedRuns = 0;
-        Position next = new Position(position.map(Position::lastEnd).orElse(SINCE + since), end, now);
+        Position next = new Position(lookAgainFrom != null ? lookAgainFrom : SINCE + since, end, now);
         QuarkusTransaction.requiringNew().run(() -> writes.write(SAVE, statement -> {
             statement.setString(1, name);
             statement.setString(2, next.secondLookFrom());

@@ -101,6 +101,10 @@ class ProviderReportTest {
         provider.answering = true;
         provider.entries.add(2);
         assertThat(report.readOn(List::size)).as("read again from before the last read").isEqualTo(3);
+        // and looked at again from there: the cursor that may have been refused is not read from again
+        int before = provider.reads.size();
+        report.readOn(List::size);
+        assertThat(provider.reads.get(before)).startsWith("since ");
     }
 
     private static int add(List<Integer> seen, List<Integer> entries) {
