@@ -122,6 +122,18 @@ public final class ProviderReport<E> {
         this.pageSize = pageSize;
     }
 
+    /**
+     * {@link #readOn} for a scheduled run: a read that fails (the service's database away, an entry that throws) is
+     * logged, and the next run reads from the same place, since the cursor moves only once a run's pages are applied.
+     */
+    public void readOnScheduled(Entries<E> entries) {
+        try {
+            readOn(entries);
+        } catch (RuntimeException e) {
+            LOG.warnf("Report %s: this read failed (%s); the next one reads from the same place", name, e.toString());
+        }
+    }
+
     /** Reads the report on from where it was read to; returns how many entries were applied. */
     public synchronized int readOn(Entries<E> entries) {
         Optional<Position> position = writes.readOneCommitted(

@@ -69,11 +69,7 @@ public class SettlementReconciliation {
 
     @Scheduled(every = "${payment.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void scheduled() {
-        try {
-            reconcile();
-        } catch (RuntimeException e) {
-            LOG.warnf("Settlement report: this read failed (%s); the next one reads from the same place", e.toString());
-        }
+        report.readOnScheduled(this::apply);
     }
 
     /** Reads the report on from where it was read to; returns the late settlements it applied. */

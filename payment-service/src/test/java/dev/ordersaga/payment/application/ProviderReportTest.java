@@ -107,6 +107,25 @@ class ProviderReportTest {
         assertThat(provider.reads.get(before)).startsWith("since ");
     }
 
+    @Test
+    void aScheduledRunWhoseEntriesFailIsLoggedAndTheNextOneReadsTheSamePagesAgain() {
+        Provider provider = new Provider();
+        provider.entries.addAll(List.of(0, 1));
+        ProviderReport<Integer> report = new ProviderReport<>(name(), provider, writes, LOOK_BACK, Duration.ZERO, 10);
+        List<Integer> seen = new ArrayList<>();
+
+        try (LogCapture log = LogCapture.of(ProviderReport.class)) {
+            report.readOnScheduled(entries -> {
+                throw new IllegalStateException("the database went away");
+            });
+            assertThat(log.containing("this read failed")).hasSize(1);
+        }
+        report.readOnScheduled(entries -> add(seen, entries));
+
+        assertThat(seen).containsExactly(0, 1);
+        assertThat(provider.reads).hasSize(2).allSatisfy(read -> assertThat(read).startsWith("since "));
+    }
+
     private static int add(List<Integer> seen, List<Integer> entries) {
         seen.addAll(entries);
         return entries.size();

@@ -69,11 +69,7 @@ public class CarrierReconciliation {
 
     @Scheduled(every = "${shipping.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void scheduled() {
-        try {
-            reconcile();
-        } catch (RuntimeException e) {
-            LOG.warnf("Shipment report: this read failed (%s); the next one reads from the same place", e.toString());
-        }
+        report.readOnScheduled(this::apply);
     }
 
     /** Reads the report on from where it was read to; returns the shipments it applied. */
