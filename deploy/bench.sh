@@ -18,7 +18,7 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-deploy/stack/no-local-run.sh bench.sh
+. deploy/stack/one-run.sh bench.sh
 PG_DURABLE=1 deploy/stack.sh up
 ./mvnw -B -ntp -q install -DskipTests
 ./mvnw -B -ntp verify -pl deploy/system-tests -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \

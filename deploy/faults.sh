@@ -21,7 +21,7 @@ case "$REPLICAS" in
 esac
 ORDERS=${1:-1000}
 SEED=${2:-$(date +%s)}
-deploy/stack/no-local-run.sh faults.sh
+. deploy/stack/one-run.sh faults.sh
 deploy/stack.sh up
 ./mvnw -B -ntp -q install -DskipTests
 echo "fault injection: $ORDERS orders, seed $SEED, $REPLICAS replica(s) of each service" \

@@ -29,7 +29,7 @@ for entry in "${SANDBOXES[@]}" "${SERVICES[@]}"; do
     exit 1
   fi
 done
-deploy/stack/no-local-run.sh run.sh
+. deploy/stack/one-run.sh run.sh
 
 # what was up before this run (the tests' stack, a KEEP_STACK run's, the machine's own PostgreSQL) is left up:
 # something else may use it

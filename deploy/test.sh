@@ -13,6 +13,6 @@ command -v java >/dev/null || { echo "test.sh: a JDK 17+ is required (java not o
 # KubernetesManifestsTest renders deploy/kubernetes with kubectl kustomize (Debian's kubectl is old; the manifests keep to its kustomize)
 command -v kubectl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client; }
 
-deploy/stack/no-local-run.sh test.sh
+. deploy/stack/one-run.sh test.sh
 deploy/stack.sh up
 ./mvnw -B -ntp verify "$@"

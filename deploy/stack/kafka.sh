@@ -15,6 +15,12 @@
 # Idempotent: start on a running broker and stop on a stopped one both succeed without effect.
 set -euo pipefail
 
+# the lock of the run that called this (one-run.sh) is not for the daemons started here to keep
+if [ -n "${ORDER_SAGA_RUN_LOCK_FD:-}" ] && [ -e "/proc/$$/fd/$ORDER_SAGA_RUN_LOCK_FD" ]; then
+  exec {ORDER_SAGA_RUN_LOCK_FD}<&-
+fi
+unset ORDER_SAGA_RUN_LOCK_FD
+
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 KAFKA_HOME="$REPO/.stack/kafka"

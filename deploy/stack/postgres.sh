@@ -11,6 +11,12 @@
 # The passwords below are local development defaults, never production credentials.
 set -euo pipefail
 
+# the lock of the run that called this (one-run.sh) is not for the daemons started here to keep
+if [ -n "${ORDER_SAGA_RUN_LOCK_FD:-}" ] && [ -e "/proc/$$/fd/$ORDER_SAGA_RUN_LOCK_FD" ]; then
+  exec {ORDER_SAGA_RUN_LOCK_FD}<&-
+fi
+unset ORDER_SAGA_RUN_LOCK_FD
+
 PG_VERSION=15
 PG_CLUSTER=main
 PG_HOST=127.0.0.1
