@@ -1,6 +1,7 @@
 package dev.ordersaga.order.rest;
 
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Digits;
 import jakarta.validation.constraints.Max;
@@ -27,7 +28,10 @@ public record CreateOrderRequest(
     public record Item(
             @NotBlank @Size(max = 64) @NoControlCharacters String sku,
             @Min(1) @Max(10_000) int quantity,
-            @NotNull @DecimalMin(value = "0.00") @Digits(integer = 13, fraction = 4) BigDecimal unitPrice) {
+            // @DecimalMax says no more than @Digits, but @Digits counts digits in an int, which a price such as
+            // 1e2147483647 overflows and passes; the comparison does not
+            @NotNull @DecimalMin(value = "0.00") @DecimalMax(value = "9999999999999.9999")
+            @Digits(integer = 13, fraction = 4) BigDecimal unitPrice) {
     }
 
     public record Address(

@@ -113,13 +113,22 @@ public class OperatorResource {
                 .map(a -> new ActionView(a.action(), a.operator(), a.at(), a.detail())).toList());
     }
 
+    /** Years 1 to 9999: Instant takes far more than PostgreSQL's timestamptz, which would refuse the query itself. */
+    private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999Z");
+
     private static Instant instant(String parameter, String value) {
+        Instant instant;
         try {
-            return Instant.parse(value);
+            instant = Instant.parse(value);
         } catch (DateTimeParseException e) {
-            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid parameter",
-                    parameter + " must be an instant such as 2026-12-02T14:00:00Z, not " + value);
+            instant = null;
         }
+        if (instant == null || instant.isBefore(EARLIEST) || instant.isAfter(LATEST)) {
+            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid parameter",
+                    parameter + " must be an instant between the years 1 and 9999 such as 2026-12-02T14:00:00Z, not " + value);
+        }
+        return instant;
     }
 
     private String operator() {

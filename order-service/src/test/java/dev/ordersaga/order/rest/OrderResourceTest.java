@@ -173,6 +173,22 @@ class OrderResourceTest {
     }
 
     @Test
+    void aUnitPriceWhoseExponentOverflowsTheDigitCountIsRejectedNamingTheField() throws SQLException {
+        // 1e2147483647 has a scale of -2147483647: @Digits alone counts its integer digits in an int and let it pass,
+        // and the total's sum then threw (a 500)
+        for (String price : List.of("1e2147483647", "12345678e2147483640")) {
+            String correlationId = "exponent-" + UUID.randomUUID();
+            given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
+                    .body(Orders.requestJson("SKU-MUG", 1, price, "tok_ok"))
+                    .when().post("/orders")
+                    .then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("violations.field", equalTo(List.of("items[0].unitPrice")));
+            assertThat(ordersWithCorrelation(correlationId)).isZero();
+        }
+    }
+
+    @Test
     void aQuantityWithAFractionIsRejectedNamingTheFieldAndNothingIsWritten() throws SQLException {
         String correlationId = "fraction-" + UUID.randomUUID();
         given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
