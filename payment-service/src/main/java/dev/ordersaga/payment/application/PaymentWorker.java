@@ -1,6 +1,7 @@
 package dev.ordersaga.payment.application;
 
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.provider.PaymentProviderClient;
 import dev.ordersaga.payment.provider.PaymentProviderClient.ChargeOutcome;
 import dev.ordersaga.payment.provider.PaymentProviderClient.Charged;
@@ -92,6 +93,14 @@ public class PaymentWorker {
                 case NONE -> LOG.debugf("Payment %s of order %s owes the provider nothing", task.paymentId(), task.orderId());
             }
         } catch (RuntimeException e) {
+            if (task.call() == Payment.ProviderCall.REFUND) {
+                // a compensation that keeps failing alerts whatever the cause: the refund's own refusals above do, and
+                // so must an error of ours (its outcome not recorded, the database away)
+                refundFailures.increment();
+                LOG.errorf(e, "ALERT compensation failed: refund of order %s failed unexpectedly; retried under the same "
+                        + "key when its lease ends", task.orderId());
+                return;
+            }
             LOG.errorf(e, "Provider call for payment %s of order %s failed unexpectedly; retried when its lease ends",
                     task.paymentId(), task.orderId());
         }

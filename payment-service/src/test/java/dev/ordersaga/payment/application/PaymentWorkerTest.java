@@ -3,7 +3,10 @@ package dev.ordersaga.payment.application;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.persistence.PaymentRepository;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
+import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -39,6 +42,12 @@ class PaymentWorkerTest {
     @Inject
     PaymentRepository repository;
 
+    @Inject
+    PaymentWorker worker;
+
+    @Inject
+    MeterRegistry meters;
+
     @Test
     void twoWorkersClaimingAtOnceNeverGetTheSamePayment() throws Exception {
         // more due payments than one sweep batch (20): the application's own sweep cannot take them all
@@ -68,6 +77,26 @@ class PaymentWorkerTest {
         } finally {
             workers.shutdownNow();
         }
+    }
+
+    @Test
+    void aRefundThatFailsForACauseOfOursAlertsToo() {
+        // a payment the service has no row of: whatever the provider answers cannot be recorded
+        UUID paymentId = UUID.randomUUID();
+        PaymentTask refund = new PaymentTask(paymentId, UUID.randomUUID(), Payment.ProviderCall.REFUND,
+                new BigDecimal("21.00"), "EUR", "tok_ok", "ch_" + paymentId, paymentId.toString(), "refund-" + paymentId,
+                "cid-" + paymentId, UUID.randomUUID(), true);
+        double before = refundFailures();
+        try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
+            worker.work(refund);
+            assertThat(log.containing("ALERT compensation failed: refund of order " + refund.orderId())).hasSize(1);
+        }
+        assertThat(refundFailures()).isEqualTo(before + 1);
+    }
+
+    private double refundFailures() {
+        Counter counter = meters.find("saga.compensation.failures").tag("step", "refund").counter();
+        return counter == null ? 0 : counter.count();
     }
 
     @Test

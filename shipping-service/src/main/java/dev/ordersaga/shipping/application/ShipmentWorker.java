@@ -85,6 +85,14 @@ public class ShipmentWorker {
                 LOG.warnf("Outcome for shipment %s of order %s not recorded: %s", work.shipmentId(), work.orderId(),
                         e.getMessage());
             } catch (RuntimeException e) {
+                if (work.kind() == CarrierWork.Kind.CANCEL) {
+                    // a compensation that keeps failing alerts whatever the cause, an error of ours as well as the
+                    // carrier's refusal (ShippingService.onCancelFailed)
+                    shipping.countCompensationFailure();
+                    LOG.errorf(e, "ALERT compensation failed: shipment cancel of order %s (shipment %s) failed "
+                            + "unexpectedly; retried when its claim runs out", work.orderId(), work.shipmentId());
+                    return;
+                }
                 LOG.errorf(e, "Carrier work for shipment %s of order %s failed; retried when its claim runs out",
                         work.shipmentId(), work.orderId());
             }

@@ -316,6 +316,11 @@ public class ShippingService {
         });
     }
 
+    /** Counts a compensation that failed for a cause of its own, outside {@link #onCancelFailed}. */
+    void countCompensationFailure() {
+        compensationFailures.increment();
+    }
+
     /** A failed compensation: alert, count, and schedule the next attempt (there is always one). */
     @Transactional
     public void onCancelFailed(CarrierWork work, String reason) {

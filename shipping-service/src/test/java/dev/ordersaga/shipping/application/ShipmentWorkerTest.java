@@ -16,7 +16,10 @@ import dev.ordersaga.shipping.testing.CarrierSandboxResource;
 import dev.ordersaga.shipping.testing.CarrierWorkload;
 import dev.ordersaga.shipping.testing.SagaEvents;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
+import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -81,6 +84,9 @@ class ShipmentWorkerTest {
 
     @Inject
     CarrierReconciliation reconciliation;
+
+    @Inject
+    MeterRegistry meters;
 
     @ConfigProperty(name = "shipping.carrier.url")
     String carrierUrl;
@@ -370,6 +376,25 @@ class ShipmentWorkerTest {
     }
 
     /** A REQUESTED shipment as a process (this one or an earlier one) left it in the table. */
+    @Test
+    void aCancelThatFailsForACauseOfOursAlertsToo() {
+        // a shipment the service has no row of: the carrier's answer (it knows no such shipment) cannot be recorded
+        UUID shipmentId = UUID.randomUUID();
+        CarrierWork cancel = new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, UUID.randomUUID(), "cid-" + shipmentId,
+                UUID.randomUUID(), null, null, 1, Instant.now().plusSeconds(30));
+        double before = compensationFailures();
+        try (LogCapture log = LogCapture.of(ShipmentWorker.class)) {
+            worker.perform(cancel);
+            assertThat(log.containing("ALERT compensation failed: shipment cancel of order " + cancel.orderId())).hasSize(1);
+        }
+        assertThat(compensationFailures()).isEqualTo(before + 1);
+    }
+
+    private double compensationFailures() {
+        Counter counter = meters.find("saga.compensation.failures").tag("step", "shipment-cancel").counter();
+        return counter == null ? 0 : counter.count();
+    }
+
     private void insertShipment(UUID shipmentId, UUID orderId, String correlationId, UUID causedBy, int attempts,
                                 Instant next, Instant claimedUntil) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
