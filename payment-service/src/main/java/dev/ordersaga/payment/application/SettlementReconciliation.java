@@ -17,10 +17,12 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -79,16 +81,19 @@ public class SettlementReconciliation {
 
     private int apply(List<Settlement> settlements) {
         Map<UUID, String> chargeIds = new HashMap<>();
+        List<Settlement> ours = new ArrayList<>();
         for (Settlement settlement : settlements) {
             try {
                 // the payment's id is its charge's idempotency key; any other key is not this service's charge
                 chargeIds.put(UUID.fromString(settlement.idempotencyKey()), settlement.chargeId());
+                ours.add(settlement);
             } catch (IllegalArgumentException notOurs) {
                 LOG.debugf("Settlement report: charge %s is not a payment's", settlement.chargeId());
             }
         }
         List<UUID> unheardOf = QuarkusTransaction.requiringNew()
                 .call(() -> payments.declinedOrCancelledAmong(chargeIds.keySet()));
+        otherCharges(ours, chargeIds.keySet());
         int applied = 0;
         for (UUID paymentId : unheardOf) {
             Optional<PaymentRepository.ChargeState> charge = payments.chargeState(paymentId);
@@ -109,5 +114,29 @@ public class SettlementReconciliation {
             }
         }
         return applied;
+    }
+
+    /**
+     * A settled charge under a payment's key that is not the charge the payment recorded: a second charge, which a
+     * provider makes when it has forgotten the key (providers keep keys for a day or so; a status query that failed
+     * for longer ends in a charge call under the same key). Nothing here refunds it, since the payment's one refund is
+     * its own charge's: it is an ALERT for a person, with {@code saga_payment_settlements_unmatched_total} (once
+     * for each of the entry's two looks).
+     */
+    private void otherCharges(List<Settlement> ours, Set<UUID> paymentIds) {
+        Map<UUID, String> recorded = QuarkusTransaction.requiringNew()
+                .call(() -> payments.recordedChargesAmong(paymentIds));
+        for (Settlement settlement : ours) {
+            UUID paymentId = UUID.fromString(settlement.idempotencyKey());
+            String charge = recorded.get(paymentId);
+            if (charge != null && !charge.equals(settlement.chargeId())) {
+                Optional<PaymentRepository.ChargeState> state = payments.chargeState(paymentId);
+                LOG.errorf("ALERT settlement of another charge: the provider settled charge %s under the key of payment %s "
+                                + "(order %s), which recorded charge %s; the customer may be charged twice, and nothing "
+                                + "refunds it", settlement.chargeId(), paymentId,
+                        state.map(c -> c.orderId().toString()).orElse("?"), charge);
+                meters.counter("saga.payment.settlements.unmatched").increment();
+            }
+        }
     }
 }

@@ -16,7 +16,9 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -233,6 +235,21 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
                 .setParameter(1, leaseUntil)
                 .setParameter(2, ids)
                 .executeUpdate();
+    }
+
+    /** Of these payments, the ones that recorded a charge, with its id. */
+    @SuppressWarnings("unchecked")
+    public Map<UUID, String> recordedChargesAmong(Collection<UUID> ids) {
+        if (ids.isEmpty()) {
+            return Map.of();
+        }
+        List<Object[]> rows = getEntityManager()
+                .createNativeQuery("SELECT id, provider_charge_id FROM payment WHERE id IN (?1) AND provider_charge_id IS NOT NULL")
+                .setParameter(1, ids)
+                .getResultList();
+        Map<UUID, String> charges = new HashMap<>();
+        rows.forEach(row -> charges.put((UUID) row[0], (String) row[1]));
+        return charges;
     }
 
     /** Of these payments, the ones declined or cancelled: a settlement the provider reports for one was not heard of. */

@@ -363,6 +363,27 @@ class PaymentSagaTest {
         assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
     }
 
+    @Test
+    void aSettledChargeUnderAPaymentsKeyThatIsNotItsChargeIsAnAlert() {
+        OrderSaga saga = saga("settled-other-charge");
+        saga.publish(orderCreated("tok_ok"));
+        saga.publish(stockReserved());
+        awaitOne(saga, PaymentSucceeded.class);
+        // as if the provider, having forgotten the key, had charged it a second time: the sandbox never forgets one,
+        // so the payment is made to hold another charge id than the one the report shows under its key
+        QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager()
+                .createNativeQuery("UPDATE payment SET provider_charge_id = 'ch_recorded_first' WHERE order_id = ?1")
+                .setParameter(1, saga.orderId()).executeUpdate());
+
+        try (LogCapture log = LogCapture.of(SettlementReconciliation.class)) {
+            reconciliation.reconcile();
+            assertThat(log.containing("ALERT settlement of another charge")).anySatisfy(line -> assertThat(line.message())
+                    .contains(saga.orderId().toString()).contains("ch_recorded_first")
+                    .contains(ledger(saga).charges().get(0).chargeId()));
+        }
+        assertThat(ledger(saga).refunds()).as("nothing refunded on its own").isEmpty();
+    }
+
     /**
      * A CHARGING payment of the saga's order whose first charge call is claimed, for an hour, by the task returned: the
      * application's own worker leaves it alone until the test records the call's outcome.
