@@ -160,6 +160,10 @@ public final class Checks {
                 participants(found, order, index, Set.of("SUCCEEDED"), Set.of("CREATED"));
             }
             case "CANCELLED" -> {
+                if (reservations.isEmpty()) {
+                    // OrderCancelling leaves one, RELEASED, where nothing was reserved: a late OrderCreated then reserves nothing
+                    found.add(ofOrder(Kind.RESERVATION_STATE, order.id(), "CANCELLED, but inventory has no reservation"));
+                }
                 for (Reservation r : reservations) {
                     if ("RESERVED".equals(r.status()) || "CONSUMED".equals(r.status())) {
                         found.add(ofOrder(Kind.RESERVATION_STATE, order.id(), "CANCELLED, but reservation "
@@ -189,6 +193,14 @@ public final class Checks {
      */
     private static void participants(List<Violation> found, Order order, Index index, Set<String> payments,
                                      Set<String> shipments) {
+        // every finished saga passed through each participant, and a CANCELLED one's OrderCancelling leaves a row where
+        // none was: without it, a forward event still on its way (topics have no common order) would charge or ship
+        if (index.payments(order.id()).isEmpty()) {
+            found.add(ofOrder(Kind.PARTICIPANT_STATE, order.id(), order.status() + ", but payment has no row for it"));
+        }
+        if (index.shipments(order.id()).isEmpty()) {
+            found.add(ofOrder(Kind.PARTICIPANT_STATE, order.id(), order.status() + ", but shipping has no row for it"));
+        }
         for (Payment p : index.payments(order.id())) {
             if (!payments.contains(p.status())) {
                 found.add(ofOrder(Kind.PARTICIPANT_STATE, order.id(), order.status() + ", but payment " + p.id()

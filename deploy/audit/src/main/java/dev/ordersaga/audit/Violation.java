@@ -41,7 +41,7 @@ public record Violation(Kind kind, UUID orderId, String sku, String ledgerEntry,
         ORDER_NOT_FOUND("order not found"),
         /** neither CONFIRMED nor CANCELLED, and not waiting for an operator with a reason */
         NOT_SETTLED("not settled"),
-        /** CONFIRMED without a CONSUMED reservation, or CANCELLED with one still RESERVED or CONSUMED */
+        /** CONFIRMED without a CONSUMED reservation, CANCELLED without a reservation or with one still RESERVED or CONSUMED */
         RESERVATION_STATE("reservation in the wrong state"),
         /** CONFIRMED, and the consumed reservation holds other quantities than the order's lines */
         RESERVATION_ITEMS("reservation differs from the order"),
@@ -55,7 +55,7 @@ public record Violation(Kind kind, UUID orderId, String sku, String ledgerEntry,
         /**
          * a participant's own row disagrees with the finished order, or still owes the provider a call: CONFIRMED needs
          * the payment SUCCEEDED and the shipment CREATED; CANCELLED needs the payment DECLINED, REFUNDED or CANCELLED
-         * and the shipment CANCELLED
+         * and the shipment CANCELLED; either needs a row in both
          */
         PARTICIPANT_STATE("participant's state disagrees"),
         /** an effect taken twice: a second payment/shipment/reservation row, charge, refund, carrier shipment, sighting */

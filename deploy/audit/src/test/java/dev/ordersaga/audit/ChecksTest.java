@@ -184,6 +184,17 @@ class ChecksTest {
         }
 
         @Test
+        void itNeedsAPaymentRowAndAShipmentRow() {
+            UUID order = world.confirmed();
+            List<Payment> payments = List.copyOf(world.payments);
+            world.payments.clear();
+            assertThat(onlyViolation(Kind.PARTICIPANT_STATE, order).detail()).contains("payment has no row");
+            world.payments.addAll(payments);
+            world.shipments.clear();
+            assertThat(onlyViolation(Kind.PARTICIPANT_STATE, order).detail()).contains("shipping has no row");
+        }
+
+        @Test
         void aShipmentCancelledAtTheCarrierIsNotLive() {
             UUID order = world.confirmed();
             world.carrierShipments.replaceAll(s -> new CarrierShipment(s.shipmentId(), s.idempotencyKey(),
@@ -207,6 +218,25 @@ class ChecksTest {
             UUID order = world.declined();
             world.replaceReservation(order, r -> r.withStatus("CONSUMED"));
             onlyViolation(Kind.RESERVATION_STATE, order);
+        }
+
+        @Test
+        void inventoryMustHaveAReservationForIt() {
+            // the row a participant keeps of a cancellation is what stops a late forward event from acting
+            UUID order = world.outOfStock();
+            world.reservations.clear();
+            assertThat(onlyViolation(Kind.RESERVATION_STATE, order).detail()).contains("inventory has no reservation");
+        }
+
+        @Test
+        void paymentAndShippingMustHaveARowForIt() {
+            UUID order = world.declined();
+            List<Payment> payments = List.copyOf(world.payments);
+            world.payments.clear();
+            assertThat(onlyViolation(Kind.PARTICIPANT_STATE, order).detail()).contains("CANCELLED, but payment has no row");
+            world.payments.addAll(payments);
+            world.shipments.clear();
+            assertThat(onlyViolation(Kind.PARTICIPANT_STATE, order).detail()).contains("CANCELLED, but shipping has no row");
         }
 
         @Test
