@@ -16,6 +16,7 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,9 +24,11 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The saga under faults: a mixed load (happy orders, declines, payment timeouts, refunds that fail, undeliverable
- * addresses, carrier outages, customer cancels, every event delivered twice) while each service is killed with
- * SIGKILL and restarted, Kafka and PostgreSQL are restarted and the payment provider slows down. Then, once the
- * system has gone quiet, the audit must find no violation.
+ * addresses, customer cancels, every event delivered twice) while each service is killed with SIGKILL and restarted,
+ * Kafka and PostgreSQL are restarted, the payment provider slows down, the carrier slows down past shipping's timeout
+ * (a create whose answer is lost) and goes down until an order waits for an operator. Then the operator sends every
+ * waiting order back to the carrier or cancels it, in turns, and once the system has gone quiet the audit must find
+ * no violation.
  *
  * <p>Repeatable: {@code -Dsaga.faults.seed=N} fixes the load and the faults' order and timing (the machine's own
  * timing still varies). The small run of the suite places {@code saga.faults.orders} (default 120) orders;
@@ -47,6 +50,9 @@ class FaultInjectionIT {
     void invariantsHoldAfterCrashesRestartsAndSlowProviders() throws Exception {
         Random random = new Random(seed);
         Instant startedAt = Instant.now();
+        // ends the spells of the faults that last a while (a slow provider, the carrier's outage), so that other faults
+        // fall into them
+        ScheduledExecutorService spells = Executors.newScheduledThreadPool(3);
         try (SagaSystem saga = SagaSystem.start(runName(), Map.of("eventing.relay.fault.publish-twice", "true"), replicas)) {
             String sku = SagaSystem.newSku();
             saga.stock(sku, orders * 2);
@@ -76,7 +82,7 @@ class FaultInjectionIT {
             int rounds = 0;
             do {
                 rounds++;
-                for (Step step : faultPlan(random, replicas)) {
+                for (Step step : faultPlan(random, replicas, spells, sku, placed)) {
                     TimeUnit.MILLISECONDS.sleep(step.afterMillis()); // the fault plan's timing, not a wait for a condition
                     System.out.printf("fault (round %d): %s%n", rounds, step.name());
                     step.action().run(saga);
@@ -86,15 +92,29 @@ class FaultInjectionIT {
                 f.get(10, TimeUnit.MINUTES);
             }
             customers.shutdown();
+            // the spells still on end as planned: an outage ends once its order waits, not when the load does
+            spells.shutdown();
+            assertThat(spells.awaitTermination(4, TimeUnit.MINUTES)).as("the faults' spells ended").isTrue();
             saga.carrierOutage(0);
+            saga.carrierSlow(0);
             saga.paymentProviderSlow(0);
 
-            // quiet: every order settled; those waiting for the carrier are sent back by an operator
+            // quiet: every order settled; an operator sends those waiting for the carrier back to it or cancels them,
+            // in turns
+            int retried = 0;
+            int cancelled = 0;
             for (UUID order : new ArrayList<>(placed)) {
                 JsonNode settled = saga.awaitSettled(order, Duration.ofMinutes(3));
                 if (settled.hasNonNull("waitingReason") && !List.of("CONFIRMED", "CANCELLED").contains(settled.path("status").asText())) {
-                    saga.operatorRetryShipping(order);
-                    saga.awaitStatus(order, "CONFIRMED", Duration.ofMinutes(2));
+                    if ((retried + cancelled) % 2 == 0) {
+                        saga.operatorRetryShipping(order);
+                        saga.awaitStatus(order, "CONFIRMED", Duration.ofMinutes(2));
+                        retried++;
+                    } else {
+                        saga.operatorCancel(order);
+                        saga.awaitStatus(order, "CANCELLED", Duration.ofMinutes(2));
+                        cancelled++;
+                    }
                 }
             }
             SagaSystem.AuditRun[] last = new SagaSystem.AuditRun[1];
@@ -105,12 +125,17 @@ class FaultInjectionIT {
                 throw new AssertionError("seed " + seed + ", audit exit " + (last[0] == null ? "?" : last[0].exitCode())
                         + ":\n" + (last[0] == null ? "" : last[0].report()), e);
             }
-            System.out.printf("fault injection, seed %d, %d orders, %d replica(s) of each service, %d round(s) of every fault:%n%s%n",
-                    seed, placed.size(), replicas, rounds, last[0].report());
+            System.out.printf("fault injection, seed %d, %d orders, %d replica(s) of each service, %d round(s) of every fault,"
+                    + " %d order(s) waited for an operator (%d sent back to the carrier, %d cancelled):%n%s%n",
+                    seed, placed.size(), replicas, rounds, retried + cancelled, retried, cancelled, last[0].report());
             if (replicas > 1) {
                 System.out.print(replicasAtWork(saga));
             }
-            assertThat(placed).hasSize(orders);
+            // the load's orders and each outage's own
+            assertThat(placed).hasSize(orders + rounds);
+            assertThat(retried + cancelled).as("orders that waited for an operator: each outage holds one at least").isPositive();
+        } finally {
+            spells.shutdownNow();
         }
     }
 
@@ -168,8 +193,11 @@ class FaultInjectionIT {
         void run(SagaSystem saga) throws Exception;
     }
 
-    /** Every kind of fault at least once, in a seeded order with seeded gaps. */
-    private static List<Step> faultPlan(Random r, int replicas) {
+    /**
+     * Every kind of fault at least once, in a seeded order with seeded gaps. A fault that lasts a while ends on a
+     * thread of {@code spells}, so that the faults after it in the plan fall into it.
+     */
+    private static List<Step> faultPlan(Random r, int replicas, ScheduledExecutorService spells, String sku, List<UUID> placed) {
         List<Step> steps = new ArrayList<>();
         for (String service : SERVICES) {
             if (replicas == 1) {
@@ -183,9 +211,34 @@ class FaultInjectionIT {
         }
         steps.add(new Step("restart Kafka", 0, saga -> saga.restartStack("kafka")));
         steps.add(new Step("restart PostgreSQL", 0, saga -> saga.restartStack("postgres")));
-        steps.add(new Step("slow payment provider (1.5 s per answer) for a while", 0, saga -> saga.paymentProviderSlow(1_500)));
-        steps.add(new Step("payment provider back to normal", 0, saga -> saga.paymentProviderSlow(0)));
-        steps.add(new Step("carrier outage of 3 calls", 0, saga -> saga.carrierOutage(3)));
+        int paymentSlowSeconds = 5 + r.nextInt(11);
+        steps.add(new Step("slow payment provider (1.5 s per answer) for " + paymentSlowSeconds + " s", 0, saga -> {
+            saga.paymentProviderSlow(1_500);
+            spells.schedule(() -> saga.paymentProviderSlow(0), paymentSlowSeconds, TimeUnit.SECONDS);
+        }));
+        // above shipping's 2 s timeout: the carrier creates the shipment, its answer is lost, shipping looks it up
+        int carrierSlowSeconds = 5 + r.nextInt(11);
+        steps.add(new Step("slow carrier (2.5 s per answer, past shipping's timeout) for " + carrierSlowSeconds + " s", 0, saga -> {
+            saga.carrierSlow(2_500);
+            spells.schedule(() -> saga.carrierSlow(0), carrierSlowSeconds, TimeUnit.SECONDS);
+        }));
+        steps.add(new Step("carrier down until an order of its own waits for an operator (at most 3 min)", 0, saga -> {
+            saga.carrierOutage(Integer.MAX_VALUE);
+            // an order of the outage's own, so that one is held whenever the outage falls in the load
+            UUID held = saga.placeRetrying("fault-outage-" + UUID.randomUUID(), "tok_ok", "12 St James Square",
+                    new Line(sku, 1, "10.50"));
+            placed.add(held);
+            spells.submit(() -> {
+                try {
+                    await("order " + held + " waits for an operator").atMost(Duration.ofMinutes(3))
+                            .pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+                            .until(() -> saga.order(held).hasNonNull("waitingReason"));
+                } finally {
+                    saga.carrierOutage(0);
+                }
+                return null;
+            });
+        }));
         Collections.shuffle(steps, r);
         List<Step> timed = new ArrayList<>();
         for (Step s : steps) {

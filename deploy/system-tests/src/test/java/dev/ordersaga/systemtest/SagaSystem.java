@@ -368,6 +368,12 @@ final class SagaSystem implements AutoCloseable {
                 .post("/sandbox/slow").then().statusCode(200);
     }
 
+    /** Every answer of the carrier's API this much later (the calls themselves take effect at once). */
+    void carrierSlow(int delayMs) {
+        given().baseUri(url(CARRIER)).contentType(ContentType.JSON).body("{\"delayMs\": " + delayMs + "}")
+                .post("/sandbox/slow").then().statusCode(200);
+    }
+
     void carrierOutage(int failures) {
         given().baseUri(url(CARRIER)).contentType(ContentType.JSON).body("{\"failures\": " + failures + "}")
                 .post("/sandbox/carrier/outage").then().statusCode(200);
