@@ -258,6 +258,12 @@ final class SagaSystem implements AutoCloseable {
                         || o.hasNonNull("waitingReason"));
     }
 
+    /** Waits until the saga of the order ended: CONFIRMED or CANCELLED. */
+    JsonNode awaitFinished(UUID id, Duration timeout) {
+        return await("order " + id + " finished").atMost(timeout).pollInterval(Duration.ofMillis(100))
+                .until(() -> order(id), o -> List.of("CONFIRMED", "CANCELLED").contains(o.path("status").asText()));
+    }
+
     JsonNode awaitStatus(UUID id, String status, Duration timeout) {
         return await("order " + id + " " + status).atMost(timeout).pollInterval(Duration.ofMillis(100))
                 .until(() -> order(id), o -> status.equals(o.path("status").asText()));
