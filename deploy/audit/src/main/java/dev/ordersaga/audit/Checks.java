@@ -57,7 +57,7 @@ import static dev.ordersaga.audit.Violation.ofSku;
  *   <li>effects taken once: at most one payment, shipment and reservation row, one charge, one refund and one carrier
  *       shipment per order reference, one order_sighting;</li>
  *   <li>its events: every timeline entry on its producer's topic, and every state of every service with the event
- *       that state is published with;</li>
+ *       that state is published with; none of its messages parked on a dead-letter topic;</li>
  * </ul>
  * every SKU its lines touch for stocked = available + reserved + shipped, reserved = what RESERVED reservations
  * hold, shipped = what CONSUMED reservations hold; and every ledger entry that names no order order_db has, if the
@@ -85,6 +85,7 @@ public final class Checks {
             violations.addAll(outcome(order, index));
             violations.addAll(effectsOnce(order, index));
             violations.addAll(events(order, index));
+            violations.addAll(parked(order, index));
         }
         violations.addAll(stock(snapshot));
         violations.addAll(orphans(snapshot, index));
@@ -286,6 +287,24 @@ public final class Checks {
         Map<String, Integer> perSku = new TreeMap<>();
         lines.forEach(l -> perSku.merge(l.sku(), l.quantity(), Integer::sum));
         return perSku;
+    }
+
+    // --- parked
+
+    /**
+     * A message of the order that a consumer parked was never applied: whatever the saga did without it, an operator
+     * has to look at it (and republish it, or not). The saga's own events are never parked when all goes well, so a
+     * run under faults that parks one has found a bug or a case the state machines do not know.
+     */
+    static List<Violation> parked(Order order, Index index) {
+        List<Violation> found = new ArrayList<>();
+        for (Snapshot.Parked p : index.parked(order.id())) {
+            TopicEvent m = p.message();
+            found.add(ofOrder(Kind.PARKED, order.id(), (m.type() == null ? "a message" : m.type()) + " "
+                    + (m.eventId() == null ? "without an event id" : m.eventId()) + " sits on " + m.topic() + " "
+                    + m.partition() + "@" + m.offset() + ", never applied" + (p.reason() == null ? "" : ": " + p.reason())));
+        }
+        return found;
     }
 
     // --- effects taken once
@@ -659,6 +678,7 @@ public final class Checks {
         private final Map<String, List<UnmatchedEntry>> unmatchedRefunds;
         private final Map<UUID, List<TimelineEntry>> timeline;
         private final Map<UUID, List<TopicEvent>> events;
+        private final Map<UUID, List<Snapshot.Parked>> parked;
         private final Map<UUID, Set<String>> topicsByEventId = new HashMap<>();
 
         Index(Snapshot s) {
@@ -673,6 +693,7 @@ public final class Checks {
             unmatchedRefunds = group(s.unmatched(), UnmatchedEntry::chargeId);
             timeline = group(s.timeline(), TimelineEntry::orderId);
             events = group(s.events(), TopicEvent::orderId);
+            parked = group(s.parked(), p -> p.message().orderId());
             for (TopicEvent e : s.events()) {
                 if (e.eventId() != null) {
                     topicsByEventId.computeIfAbsent(e.eventId(), id -> new TreeSet<>()).add(e.topic());
@@ -734,6 +755,10 @@ public final class Checks {
 
         List<TopicEvent> events(UUID orderId) {
             return events.getOrDefault(orderId, List.of());
+        }
+
+        List<Snapshot.Parked> parked(UUID orderId) {
+            return parked.getOrDefault(orderId, List.of());
         }
 
         boolean onTopic(String topic, UUID eventId) {

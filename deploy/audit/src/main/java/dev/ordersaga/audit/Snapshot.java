@@ -29,13 +29,14 @@ import java.util.UUID;
  * @param carrierShipments the carrier's shipments whose reference is one of those orders
  * @param unmatched      the ledgers' other entries: their reference names no order in scope
  * @param events         every record of those orders on the four event topics, duplicates included
+ * @param parked         every record of those orders on the four dead-letter topics: messages a consumer refused
  * @param topics         what was read from the topics, in scope or not
  */
 public record Snapshot(String scope, Instant since, List<Order> orders, List<UUID> ordersNotFound,
                        List<TimelineEntry> timeline, List<Reservation> reservations, List<Sighting> sightings, List<Stock> stock,
                        List<Payment> payments, List<Shipment> shipments, List<ProviderCharge> charges,
                        List<ProviderRefund> refunds, List<CarrierShipment> carrierShipments,
-                       List<UnmatchedEntry> unmatched, List<TopicEvent> events, TopicStats topics) {
+                       List<UnmatchedEntry> unmatched, List<TopicEvent> events, List<Parked> parked, TopicStats topics) {
 
     public Snapshot {
         orders = List.copyOf(orders);
@@ -51,6 +52,7 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
         carrierShipments = List.copyOf(carrierShipments);
         unmatched = List.copyOf(unmatched);
         events = List.copyOf(events);
+        parked = List.copyOf(parked);
     }
 
     // --- order_db
@@ -193,6 +195,15 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
 
     /** One record on an event topic. A record that could not be decoded carries its headers' id and type, if any. */
     public record TopicEvent(String topic, int partition, long offset, UUID orderId, UUID eventId, String type) {
+    }
+
+    /**
+     * A message a consumer parked on its service's dead-letter topic ({@code topic} of {@code message}) instead of
+     * applying it.
+     *
+     * @param reason the dead-letter-reason header, null without one
+     */
+    public record Parked(TopicEvent message, String reason) {
     }
 
     /**

@@ -65,6 +65,8 @@ public record Violation(Kind kind, UUID orderId, String sku, String ledgerEntry,
          * window: money taken, given back or a parcel made for nothing
          */
         ORPHAN_LEDGER_ENTRY("ledger entry of no order"),
+        /** a message of the order sits on a dead-letter topic: a consumer refused it and it was never applied */
+        PARKED("message parked"),
         /** an event of the order's timeline is not on its producer's topic */
         EVENT_NOT_ON_TOPIC("timeline event missing from its topic"),
         /** a service's state says it published an event that is not on its topic */

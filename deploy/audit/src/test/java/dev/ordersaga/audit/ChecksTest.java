@@ -534,6 +534,27 @@ class ChecksTest {
     }
 
     @Nested
+    class Parked {
+
+        @Test
+        void aMessageOfTheOrderOnADeadLetterTopicIsAViolationNamingItAndWhy() {
+            UUID order = world.confirmed();
+            UUID eventId = UUID.randomUUID();
+            world.parked.add(new Snapshot.Parked(new TopicEvent(Topics.PAYMENT_DLQ, 0, 7, order, eventId, "StockReserved"),
+                    "IllegalTransitionException: no transition"));
+            assertThat(onlyViolation(Kind.PARKED, order).detail())
+                    .contains("StockReserved " + eventId).contains("payment.dlq 0@7").contains("no transition");
+        }
+
+        @Test
+        void aParkedMessageWithoutHeadersIsNamedAsSuch() {
+            UUID order = world.declined();
+            world.parked.add(new Snapshot.Parked(new TopicEvent(Topics.ORDER_DLQ, 0, 0, order, null, null), null));
+            assertThat(onlyViolation(Kind.PARKED, order).detail()).startsWith("a message without an event id");
+        }
+    }
+
+    @Nested
     class StockOfTouchedSkus {
 
         @Test

@@ -54,6 +54,7 @@ final class World {
     /** Ledger entries whose reference names no order of the world: none in a clean one. */
     final List<UnmatchedEntry> unmatched = new ArrayList<>();
     final List<TopicEvent> events = new ArrayList<>();
+    final List<Snapshot.Parked> parked = new ArrayList<>();
     /** Stock rows that replace the clean ones (derived from the reservations) for their SKU. */
     final Map<String, Stock> stockOverrides = new LinkedHashMap<>();
 
@@ -277,7 +278,7 @@ final class World {
         Topics.EVENT_TOPICS.forEach(t -> read.put(t, events.stream().filter(e -> e.topic().equals(t)).count()));
         return new Snapshot("a test world", since, orders, ordersNotFound, timeline, reservations, sightings,
                 List.copyOf(stock.values()), payments, shipments, charges, refunds, carrierShipments, unmatched, events,
-                new TopicStats(read, 0));
+                parked, new TopicStats(read, 0));
     }
 
     AuditResult audit() {

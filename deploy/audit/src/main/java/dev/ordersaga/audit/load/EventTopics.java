@@ -1,7 +1,9 @@
 package dev.ordersaga.audit.load;
 
+import dev.ordersaga.audit.Snapshot.Parked;
 import dev.ordersaga.audit.Snapshot.TopicEvent;
 import dev.ordersaga.audit.Snapshot.TopicStats;
+import dev.ordersaga.eventing.DeadLetters;
 import dev.ordersaga.eventing.EventHeaders;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
@@ -32,7 +34,7 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * Reads the four event topics from the beginning up to the end offsets taken when it starts: a consumer without a
+ * Reads the four event topics and the four dead-letter topics from the beginning up to the end offsets taken when it starts: a consumer without a
  * group (no offsets committed, no other consumer disturbed) that is assigned every partition. Records of orders in
  * scope are kept, decoded with the contracts' {@link EventCodec}; the others are only counted.
  */
@@ -41,8 +43,8 @@ public final class EventTopics {
     /** A stretch without progress after which the topics count as unreadable. */
     private static final Duration STALL = Duration.ofSeconds(30);
 
-    /** What was read: the records of orders in scope, and counts. */
-    public record Read(List<TopicEvent> events, TopicStats stats) {
+    /** What was read: the records of orders in scope, those of them parked, and counts. */
+    public record Read(List<TopicEvent> events, List<Parked> parked, TopicStats stats) {
     }
 
     private final String bootstrapServers;
@@ -55,6 +57,7 @@ public final class EventTopics {
         Map<String, Long> recordsRead = new LinkedHashMap<>();
         Topics.EVENT_TOPICS.forEach(t -> recordsRead.put(t, 0L));
         List<TopicEvent> events = new ArrayList<>();
+        List<Parked> parked = new ArrayList<>();
         long undecodable = 0;
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config())) {
             List<TopicPartition> partitions = new ArrayList<>();
@@ -64,6 +67,13 @@ public final class EventTopics {
                     throw new LoadException("topic " + topic + " does not exist at " + bootstrapServers);
                 }
                 infos.forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
+            }
+            for (String topic : Topics.DLQ_TOPICS) {
+                // a dead-letter topic is made by the stack's scripts, or by the first park where topics are auto-created
+                List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(15));
+                if (infos != null) {
+                    infos.forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
+                }
             }
             consumer.assign(partitions);
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(15));
@@ -83,9 +93,14 @@ public final class EventTopics {
                     if (r.offset() >= end.get(tp)) {
                         continue; // written after the audit started
                     }
-                    recordsRead.merge(r.topic(), 1L, Long::sum);
+                    Map<String, String> headers = headers(r.headers());
                     Optional<TopicEvent> event = toEvent(r.topic(), r.partition(), r.offset(), r.key(), r.value(),
-                            headers(r.headers()), scope);
+                            headers, scope);
+                    if (Topics.DLQ_TOPICS.contains(r.topic())) {
+                        event.ifPresent(message -> parked.add(new Parked(message, headers.get(DeadLetters.REASON))));
+                        continue;
+                    }
+                    recordsRead.merge(r.topic(), 1L, Long::sum);
                     if (event.isPresent()) {
                         events.add(event.get());
                         if (event.get().eventId() == null) {
@@ -112,7 +127,7 @@ public final class EventTopics {
         } catch (KafkaException e) {
             throw new LoadException("cannot read the event topics at " + bootstrapServers + ": " + e.getMessage(), e);
         }
-        return new Read(events, new TopicStats(recordsRead, undecodable));
+        return new Read(events, parked, new TopicStats(recordsRead, undecodable));
     }
 
     private Properties config() {
