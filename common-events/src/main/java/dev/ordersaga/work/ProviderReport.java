@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 
 import java.net.URLEncoder;
@@ -132,6 +134,19 @@ public final class ProviderReport<E> {
         } catch (RuntimeException e) {
             LOG.warnf("Report %s: this read failed (%s); the next one reads from the same place", name, e.toString());
         }
+    }
+
+    /**
+     * A report read as configured under {@code prefix}: {@code .look-back} (default PT1H), {@code .min-gap} (default
+     * PT30S) and {@code .page-size} (default 500), so that each service names its own properties and none repeats
+     * them.
+     */
+    public static <E> ProviderReport<E> configured(String prefix, String name, Source<E> source, TransactionalWrites writes) {
+        Config config = ConfigProvider.getConfig();
+        return new ProviderReport<>(name, source, writes,
+                config.getOptionalValue(prefix + ".look-back", Duration.class).orElse(Duration.ofHours(1)),
+                config.getOptionalValue(prefix + ".min-gap", Duration.class).orElse(Duration.ofSeconds(30)),
+                config.getOptionalValue(prefix + ".page-size", Integer.class).orElse(500));
     }
 
     /** Reads the report on from where it was read to; returns how many entries were applied. */

@@ -13,10 +13,8 @@ import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -52,21 +50,11 @@ public class SettlementReconciliation {
     @Inject
     MeterRegistry meters;
 
-    @ConfigProperty(name = "payment.reconciliation.look-back")
-    Duration lookBack;
-
-    /** A read within this time of the last (a replica's) reads nothing: each entry's second look stays a run apart. */
-    @ConfigProperty(name = "payment.reconciliation.min-gap", defaultValue = "PT30S")
-    Duration minGap;
-
-    @ConfigProperty(name = "payment.reconciliation.page-size", defaultValue = "500")
-    int pageSize;
-
     private ProviderReport<Settlement> report;
 
     @PostConstruct
     void init() {
-        report = new ProviderReport<>("payment-provider-settlements", provider::settlements, writes, lookBack, minGap, pageSize);
+        report = ProviderReport.configured("payment.reconciliation", "payment-provider-settlements", provider::settlements, writes);
     }
 
     @Scheduled(every = "${payment.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)

@@ -14,10 +14,8 @@ import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,21 +48,11 @@ public class CarrierReconciliation {
     @Inject
     MeterRegistry meters;
 
-    @ConfigProperty(name = "shipping.reconciliation.look-back")
-    Duration lookBack;
-
-    /** A read within this time of the last (a replica's) reads nothing: each entry's second look stays a run apart. */
-    @ConfigProperty(name = "shipping.reconciliation.min-gap", defaultValue = "PT30S")
-    Duration minGap;
-
-    @ConfigProperty(name = "shipping.reconciliation.page-size", defaultValue = "500")
-    int pageSize;
-
     private ProviderReport<ReportedShipment> report;
 
     @PostConstruct
     void init() {
-        report = new ProviderReport<>("carrier-shipments", carrier::shipments, writes, lookBack, minGap, pageSize);
+        report = ProviderReport.configured("shipping.reconciliation", "carrier-shipments", carrier::shipments, writes);
     }
 
     @Scheduled(every = "${shipping.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
