@@ -34,9 +34,10 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * Reads the four event topics and the four dead-letter topics from the beginning up to the end offsets taken when it starts: a consumer without a
- * group (no offsets committed, no other consumer disturbed) that is assigned every partition. Records of orders in
- * scope are kept, decoded with the contracts' {@link EventCodec}; the others are only counted.
+ * Reads the four event topics and the four dead-letter topics from the beginning up to the end offsets taken when it
+ * starts: a consumer without a group (no offsets committed, no other consumer disturbed) that is assigned every
+ * partition. Records of orders in scope are kept, decoded with the contracts' {@link EventCodec}; the others are only
+ * counted.
  */
 public final class EventTopics {
 
