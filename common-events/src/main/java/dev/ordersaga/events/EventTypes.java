@@ -24,6 +24,7 @@ public final class EventTypes {
             Map.entry("StockReleased", StockReleased.class),
             Map.entry("PaymentSucceeded", PaymentSucceeded.class),
             Map.entry("PaymentFailed", PaymentFailed.class),
+            Map.entry("PaymentOnHold", PaymentOnHold.class),
             Map.entry("PaymentRefunded", PaymentRefunded.class),
             Map.entry("ShipmentCreated", ShipmentCreated.class),
             Map.entry("ShipmentFailed", ShipmentFailed.class),

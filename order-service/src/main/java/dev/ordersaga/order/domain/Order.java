@@ -86,6 +86,11 @@ public class Order {
     @Column(name = "waiting_since")
     private Instant waitingSince;
 
+    /** Whose step the order waits for a person on; null while it does not wait. */
+    @Enumerated(EnumType.STRING)
+    @Column(name = "waiting_for")
+    private Participant waitingFor;
+
     /* facts heard ahead of the order's state, and the compensations done */
     @Column(name = "stock_reserved", nullable = false)
     private boolean stockReserved;
@@ -136,6 +141,7 @@ public class Order {
         order.cancelReason = progress.cancelReason();
         order.waitingReason = progress.waitingReason();
         order.waitingSince = progress.waitingSince();
+        order.waitingFor = progress.waitingFor();
         order.stockReserved = progress.stockReserved();
         order.paid = progress.paid();
         order.shipmentCreated = progress.shipmentCreated();
@@ -197,10 +203,15 @@ public class Order {
         return advance();
     }
 
-    /** PaymentSucceeded. */
+    /** PaymentSucceeded: the charge went through, so a payment's wait for an operator is over. */
     public Optional<OrderEvent> onPaymentSucceeded() {
         switch (status) {
-            case PENDING, STOCK_RESERVED -> paid = true;
+            case PENDING, STOCK_RESERVED -> {
+                paid = true;
+                if (waitingFor == Participant.PAYMENT) {
+                    clearWaiting();
+                }
+            }
             case COMPENSATING, CANCELLED -> {
                 return Optional.empty();
             }
@@ -240,11 +251,7 @@ public class Order {
     /** ShipmentOnHold: the carrier stayed down; a person decides. Nothing is undone by itself. */
     public void onShipmentOnHold(String reason) {
         switch (status) {
-            case PENDING, STOCK_RESERVED, PAID -> {
-                waitingReason = Reasons.fit(reason, MAX_REASON_LENGTH);
-                waitingSince = Instant.now();
-                updatedAt = waitingSince;
-            }
+            case PENDING, STOCK_RESERVED, PAID -> waitFor(Participant.SHIPPING, reason);
             case COMPENSATING, CANCELLED -> {
                 // the shipment is being cancelled anyway
             }
@@ -252,9 +259,36 @@ public class Order {
         }
     }
 
+    /**
+     * PaymentOnHold: the provider has no charge under a key it may have forgotten, and payment sends none again; a
+     * person decides (cancel), unless the provider's news of the charge ends the wait first (PaymentSucceeded or
+     * PaymentFailed). Nothing is undone by itself. A shipment's hold, or the charge's success, heard first (they come on
+     * other topics or later on this one) means the payment's news is stale: the order is past it.
+     */
+    public void onPaymentOnHold(String reason) {
+        switch (status) {
+            case PENDING, STOCK_RESERVED -> {
+                if (!paid && waitingFor != Participant.SHIPPING) {
+                    waitFor(Participant.PAYMENT, reason);
+                }
+            }
+            case COMPENSATING, CANCELLED -> {
+                // the payment is answered by the cancellation anyway
+            }
+            default -> throw new IllegalTransitionException(status, "onPaymentOnHold");
+        }
+    }
+
+    private void waitFor(Participant participant, String reason) {
+        waitingFor = participant;
+        waitingReason = Reasons.fit(reason, MAX_REASON_LENGTH);
+        waitingSince = Instant.now();
+        updatedAt = waitingSince;
+    }
+
     /** An operator sends an order that waits for the carrier back to shipping. */
     public ShipmentRetryRequested requestShipmentRetry(String operator) {
-        if (waitingReason == null) {
+        if (waitingFor != Participant.SHIPPING) {
             throw new IllegalTransitionException(status, "requestShipmentRetry");
         }
         switch (status) {
@@ -361,6 +395,7 @@ public class Order {
     }
 
     private void clearWaiting() {
+        waitingFor = null;
         waitingReason = null;
         waitingSince = null;
     }
@@ -380,12 +415,12 @@ public class Order {
      * update (the repository's), with the version it was read at.
      */
     public record Progress(OrderStatus status, String cancelReason, String waitingReason, Instant waitingSince,
-                           boolean stockReserved, boolean paid, boolean shipmentCreated, boolean stockReleased,
+                           Participant waitingFor, boolean stockReserved, boolean paid, boolean shipmentCreated, boolean stockReleased,
                            boolean paymentRefunded, boolean shipmentCancelled, Instant updatedAt, long version) {
     }
 
     public Progress progress() {
-        return new Progress(status, cancelReason, waitingReason, waitingSince, stockReserved, paid, shipmentCreated,
+        return new Progress(status, cancelReason, waitingReason, waitingSince, waitingFor, stockReserved, paid, shipmentCreated,
                 stockReleased, paymentRefunded, shipmentCancelled, updatedAt, version);
     }
 
@@ -434,6 +469,10 @@ public class Order {
 
     public Instant waitingSince() {
         return waitingSince;
+    }
+
+    public Participant waitingFor() {
+        return waitingFor;
     }
 
     public Instant createdAt() {

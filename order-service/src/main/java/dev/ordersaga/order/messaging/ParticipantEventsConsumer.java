@@ -3,6 +3,7 @@ package dev.ordersaga.order.messaging;
 import dev.ordersaga.eventing.EventHandlers;
 import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentOnHold;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.ShipmentCancelled;
@@ -49,6 +50,10 @@ public class ParticipantEventsConsumer {
                 .on(PaymentSucceeded.class, (event, fact, claim) -> orders.apply(event, claim, Order::onPaymentSucceeded))
                 .on(PaymentFailed.class, (event, failed, claim) -> orders.apply(event, claim,
                         o -> o.onStepFailed("payment failed: " + failed.reason())))
+                .on(PaymentOnHold.class, (event, onHold, claim) -> orders.apply(event, claim, o -> {
+                    o.onPaymentOnHold(onHold.reason());
+                    return Optional.empty();
+                }))
                 .on(PaymentRefunded.class, (event, fact, claim) -> orders.apply(event, claim, o -> o.onCompensated(Participant.PAYMENT)))
                 .on(ShipmentCreated.class, (event, fact, claim) -> orders.apply(event, claim, Order::onShipmentCreated))
                 .on(ShipmentFailed.class, (event, failed, claim) -> orders.apply(event, claim,

@@ -93,8 +93,8 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
     private static final String LOCK = """
             SELECT customer_id, total, currency, ship_name, ship_line1, ship_line2, ship_city, ship_postal_code,
                    ship_country, correlation_id, created_at, status, cancel_reason, waiting_reason, waiting_since,
-                   stock_reserved, paid, shipment_created, stock_released, payment_refunded, shipment_cancelled,
-                   updated_at, version, EXISTS (SELECT 1 FROM saga_event WHERE event_id = ?)
+                   waiting_for, stock_reserved, paid, shipment_created, stock_released, payment_refunded,
+                   shipment_cancelled, updated_at, version, EXISTS (SELECT 1 FROM saga_event WHERE event_id = ?)
             FROM orders WHERE id = ?
             FOR NO KEY UPDATE""";
 
@@ -126,15 +126,20 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
                         row.getString(8), row.getString(9)),
                 row.getString(10), row.getTimestamp(11).toInstant(),
                 new Order.Progress(OrderStatus.valueOf(row.getString(12)), row.getString(13), row.getString(14),
-                        SqlParameters.getInstant(row, 15), row.getBoolean(16), row.getBoolean(17), row.getBoolean(18),
-                        row.getBoolean(19), row.getBoolean(20), row.getBoolean(21), row.getTimestamp(22).toInstant(),
-                        row.getLong(23))), row.getBoolean(24)), () -> "lock order " + id);
+                        SqlParameters.getInstant(row, 15), participant(row.getString(16)), row.getBoolean(17),
+                        row.getBoolean(18), row.getBoolean(19), row.getBoolean(20), row.getBoolean(21),
+                        row.getBoolean(22), row.getTimestamp(23).toInstant(), row.getLong(24))), row.getBoolean(25)),
+                () -> "lock order " + id);
+    }
+
+    private static Order.Participant participant(String name) {
+        return name == null ? null : Order.Participant.valueOf(name);
     }
 
     private static final String UPDATE_PROGRESS = """
-            UPDATE orders SET status = ?, cancel_reason = ?, waiting_reason = ?, waiting_since = ?, stock_reserved = ?,
-                              paid = ?, shipment_created = ?, stock_released = ?, payment_refunded = ?,
-                              shipment_cancelled = ?, updated_at = ?, version = version + 1
+            UPDATE orders SET status = ?, cancel_reason = ?, waiting_reason = ?, waiting_since = ?, waiting_for = ?,
+                              stock_reserved = ?, paid = ?, shipment_created = ?, stock_released = ?,
+                              payment_refunded = ?, shipment_cancelled = ?, updated_at = ?, version = version + 1
             WHERE id = ? AND version = ?""";
 
     /**
@@ -148,20 +153,21 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
         if (now.equals(before)) {
             return Optional.empty();
         }
-        return Optional.of(new TransactionalWrites.Write(UPDATE_PROGRESS, 13, (update, first) -> {
+        return Optional.of(new TransactionalWrites.Write(UPDATE_PROGRESS, 14, (update, first) -> {
             update.setString(first, now.status().name());
             SqlParameters.setString(update, first + 1, now.cancelReason());
             SqlParameters.setString(update, first + 2, now.waitingReason());
             SqlParameters.setInstant(update, first + 3, now.waitingSince());
-            update.setBoolean(first + 4, now.stockReserved());
-            update.setBoolean(first + 5, now.paid());
-            update.setBoolean(first + 6, now.shipmentCreated());
-            update.setBoolean(first + 7, now.stockReleased());
-            update.setBoolean(first + 8, now.paymentRefunded());
-            update.setBoolean(first + 9, now.shipmentCancelled());
-            update.setTimestamp(first + 10, Timestamp.from(now.updatedAt()));
-            update.setObject(first + 11, order.id());
-            update.setLong(first + 12, now.version());
+            SqlParameters.setString(update, first + 4, now.waitingFor() == null ? null : now.waitingFor().name());
+            update.setBoolean(first + 5, now.stockReserved());
+            update.setBoolean(first + 6, now.paid());
+            update.setBoolean(first + 7, now.shipmentCreated());
+            update.setBoolean(first + 8, now.stockReleased());
+            update.setBoolean(first + 9, now.paymentRefunded());
+            update.setBoolean(first + 10, now.shipmentCancelled());
+            update.setTimestamp(first + 11, Timestamp.from(now.updatedAt()));
+            update.setObject(first + 12, order.id());
+            update.setLong(first + 13, now.version());
         }).expecting(1));
     }
 

@@ -52,7 +52,9 @@ public class OperatorResource {
     @Inject
     SecurityIdentity identity;
 
-    public record WaitingOrder(UUID orderId, String status, String reason, Instant since, String correlationId) {
+    /** {@code waitingFor}: whose step waits (SHIPPING: retry-shipping or cancel; PAYMENT: cancel); null if it does not. */
+    public record WaitingOrder(UUID orderId, String status, String reason, Instant since, String correlationId,
+                               String waitingFor) {
     }
 
     public record ActionView(String action, String operator, Instant at, String detail) {
@@ -71,7 +73,7 @@ public class OperatorResource {
         if (stalled) {
             return stalledSagas.list(since == null ? Instant.EPOCH : instant("since", since), atMost).sagas().stream()
                     .map(s -> new WaitingOrder(s.orderId(), s.status().name(), "stalled: nothing heard since " + s.lastEvent(),
-                            s.lastHeardAt(), s.correlationId()))
+                            s.lastHeardAt(), s.correlationId(), null))
                     .toList();
         }
         return QuarkusTransaction.requiringNew().call(() -> (waiting
@@ -79,7 +81,8 @@ public class OperatorResource {
                 : orderRepository.open(atMost))
                 .stream()
                 .map(o -> new WaitingOrder(o.id(), o.status().name(), o.waitingReason(),
-                        o.waitingSince() != null ? o.waitingSince() : o.updatedAt(), o.correlationId()))
+                        o.waitingSince() != null ? o.waitingSince() : o.updatedAt(), o.correlationId(),
+                        o.waitingFor() == null ? null : o.waitingFor().name()))
                 .toList());
     }
 

@@ -201,6 +201,68 @@ class OrderTest {
     }
 
     @Test
+    void anOrderWhoseChargeIsHeldWaitsForAPersonUntilThePaymentsNews() {
+        Order order = orderIn(OrderStatus.STOCK_RESERVED);
+        order.onPaymentOnHold("payment provider has no charge under key pay-1");
+        assertThat(order.waitingFor()).isEqualTo(Order.Participant.PAYMENT);
+        assertThat(order.waitingReason()).isEqualTo("payment provider has no charge under key pay-1");
+        assertThat(order.waitingSince()).isNotNull();
+        assertThat(order.status()).as("nothing undone by itself").isEqualTo(OrderStatus.STOCK_RESERVED);
+        assertThatThrownBy(() -> order.requestShipmentRetry("operator:alice")).as("shipping has nothing to retry")
+                .isInstanceOf(IllegalTransitionException.class);
+
+        order.onPaymentSucceeded();
+
+        assertThat(order.status()).isEqualTo(OrderStatus.PAID);
+        assertThat(order.waitingFor()).isNull();
+        assertThat(order.waitingReason()).isNull();
+        assertThat(order.waitingSince()).isNull();
+    }
+
+    @Test
+    void aShipmentsHoldHeardFirstIsNotTakenOverOrEndedByThePaymentsNews() {
+        // the facts come on two topics: a shipment's hold may be heard before the payment's news that came before it
+        Order order = orderIn(OrderStatus.PENDING);
+        order.onShipmentOnHold("carrier unavailable after 5 attempts");
+        order.onPaymentOnHold("payment provider has no charge under key pay-1");
+        assertThat(order.waitingFor()).isEqualTo(Order.Participant.SHIPPING);
+        order.onPaymentSucceeded();
+        order.onStockReserved();
+
+        assertThat(order.status()).isEqualTo(OrderStatus.PAID);
+        assertThat(order.waitingFor()).isEqualTo(Order.Participant.SHIPPING);
+        assertThat(order.waitingReason()).isEqualTo("carrier unavailable after 5 attempts");
+        assertThat(order.requestShipmentRetry("operator:alice")).isNotNull();
+    }
+
+    @Test
+    void aPaymentsHoldIsHeardOnlyWhileThePaymentIsOpen() {
+        Order paidEarly = orderIn(OrderStatus.PENDING);
+        paidEarly.onPaymentSucceeded();
+        paidEarly.onPaymentOnHold("stale");
+        assertThat(paidEarly.waitingReason()).isNull();
+
+        Order compensating = orderIn(OrderStatus.COMPENSATING);
+        compensating.onPaymentOnHold("the cancellation answers the payment");
+        assertThat(compensating.waitingReason()).isNull();
+
+        for (OrderStatus past : List.of(OrderStatus.PAID, OrderStatus.SHIPPING_CREATED, OrderStatus.CONFIRMED)) {
+            assertThatThrownBy(() -> orderIn(past).onPaymentOnHold("too late")).as(past.name())
+                    .isInstanceOf(IllegalTransitionException.class);
+        }
+    }
+
+    @Test
+    void cancellingAnOrderWhoseChargeIsHeldStopsTheWait() {
+        Order order = orderIn(OrderStatus.STOCK_RESERVED);
+        order.onPaymentOnHold("payment provider has no charge under key pay-1");
+        order.startCompensation("customer called", "operator:alice");
+        assertThat(order.waitingFor()).isNull();
+        assertThat(order.waitingReason()).isNull();
+        assertThat(order.status()).isEqualTo(OrderStatus.COMPENSATING);
+    }
+
+    @Test
     void cancellingAnOrderOnHoldStopsTheWait() {
         Order order = orderIn(OrderStatus.PAID);
         order.onShipmentOnHold("carrier down");

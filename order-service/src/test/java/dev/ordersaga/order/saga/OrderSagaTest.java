@@ -8,6 +8,7 @@ import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.Ids;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentOnHold;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.SagaEvent;
@@ -300,7 +301,8 @@ class OrderSagaTest {
 
         given().get("/operator/orders?waiting=true").then().statusCode(401);
         given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true").then().statusCode(200)
-                .body("find { it.orderId == '%s' }.reason".formatted(order.id()), equalTo("carrier unavailable after 5 attempts"));
+                .body("find { it.orderId == '%s' }.reason".formatted(order.id()), equalTo("carrier unavailable after 5 attempts"))
+                .body("find { it.orderId == '%s' }.waitingFor".formatted(order.id()), equalTo("SHIPPING"));
 
         given().auth().preemptive().basic("operator", "operator")
                 .post("/operator/orders/{id}/retry-shipping", order.id()).then().statusCode(202);
@@ -316,6 +318,32 @@ class OrderSagaTest {
         given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", order.id())
                 .then().body("action", equalTo(List.of("retry-shipping", "cancel")))
                 .body("operator", everyItemIs("operator"));
+    }
+
+    @Test
+    void anOrderWhoseChargeIsHeldIsListedForOperatorsWhoCanCancelButNotRetryShipping() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of()));
+        String reason = "payment provider has no charge under key pay-1: it may have forgotten the key";
+        publish(order, new PaymentOnHold("pay-1", reason, 3));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                given().get("/orders/{id}", order.id()).then().body("waitingReason", equalTo(reason)));
+
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true").then().statusCode(200)
+                .body("find { it.orderId == '%s' }.reason".formatted(order.id()), equalTo(reason))
+                .body("find { it.orderId == '%s' }.waitingFor".formatted(order.id()), equalTo("PAYMENT"))
+                .body("find { it.orderId == '%s' }.status".formatted(order.id()), equalTo("STOCK_RESERVED"));
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/orders/{id}/retry-shipping", order.id()).then().statusCode(409)
+                .contentType("application/problem+json");
+
+        given().auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON)
+                .body("{\"reason\": \"no charge at the provider\"}")
+                .post("/operator/orders/{id}/cancel", order.id()).then().statusCode(202);
+        OrderCancelling cancelling = (OrderCancelling) awaitEvent(order, "OrderCancelling").payload();
+        assertThat(cancelling.requestedBy()).isEqualTo("operator:operator");
+        given().get("/orders/{id}", order.id()).then().body("status", equalTo("COMPENSATING"))
+                .body("waitingReason", nullValue());
     }
 
     @Test

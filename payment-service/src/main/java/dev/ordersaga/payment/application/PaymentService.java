@@ -245,6 +245,22 @@ public class PaymentService {
         afterTransition(payment, asRead, events, now);
     }
 
+    /**
+     * The provider has no charge under the payment's key, which it may have forgotten: held for an operator
+     * ({@link Payment#chargeHeld}).
+     *
+     * @return whether it was put on hold now (not held already, not resolved meanwhile, its order not cancelling)
+     */
+    @Transactional
+    public boolean recordChargeHeld(UUID paymentId, String reason) {
+        Instant now = Instant.now();
+        Payment payment = load(paymentId);
+        Payment.Progress asRead = payment.progress();
+        List<PaymentEvent> events = payment.chargeHeld(reason, now);
+        afterTransition(payment, asRead, events, now);
+        return !events.isEmpty();
+    }
+
     /** @return the number of the attempt that got no answer; 0 if the charge was resolved meanwhile */
     @Transactional
     public int recordChargeUnresolved(UUID paymentId) {

@@ -3,22 +3,24 @@ package dev.ordersaga.payment.application;
 import dev.ordersaga.payment.domain.Payment;
 
 import java.math.BigDecimal;
+import java.time.Instant;
 import java.util.UUID;
 
 /**
  * What a worker needs to make one provider call for a claimed payment, read in the claiming transaction so that
  * the call itself runs with no transaction and no managed entity. {@code cancelRequested} is as the claim read it:
- * an OrderCancelling may commit between the claim and the call.
+ * an OrderCancelling may commit between the claim and the call. {@code chargingSince} tells whether the provider's
+ * "no charge under this key" may be taken at its word ({@link dev.ordersaga.payment.domain.RechargeWindow}).
  */
 public record PaymentTask(UUID paymentId, UUID orderId, Payment.ProviderCall call, BigDecimal amount, String currency,
                           String paymentToken, String chargeId, String chargeIdempotencyKey,
                           String refundIdempotencyKey, String correlationId, UUID causedByEventId,
-                          boolean cancelRequested) {
+                          boolean cancelRequested, Instant chargingSince) {
 
     static PaymentTask of(Payment payment) {
         return new PaymentTask(payment.id(), payment.orderId(), payment.nextCall(), payment.amount(), payment.currency(),
                 payment.paymentToken(), payment.providerChargeId(), payment.idempotencyKey(),
                 payment.refundIdempotencyKey(), payment.correlationId(), payment.causedByEventId(),
-                payment.cancelRequested());
+                payment.cancelRequested(), payment.chargingSince());
     }
 }

@@ -2,6 +2,7 @@ package dev.ordersaga.payment.application;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.payment.domain.Payment;
+import dev.ordersaga.payment.domain.RechargeWindow;
 import dev.ordersaga.payment.provider.PaymentProviderClient;
 import dev.ordersaga.payment.provider.PaymentProviderClient.ChargeOutcome;
 import dev.ordersaga.payment.provider.PaymentProviderClient.Charged;
@@ -24,6 +25,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.time.Instant;
 
 /**
  * Makes the provider calls that payments owe — charge, charge status, refund, a declined charge's status — outside
@@ -55,8 +57,14 @@ public class PaymentWorker {
     @ConfigProperty(name = "payment.worker.lease", defaultValue = "30s")
     Duration lease;
 
+    /** See {@link RechargeWindow}: well inside the provider's retention of idempotency keys (Stripe's is 24 hours). */
+    @ConfigProperty(name = "payment.charge.recharge-window", defaultValue = "PT12H")
+    Duration rechargeWindowLength;
+
     private ProviderCalls<PaymentTask> calls;
     private Counter refundFailures;
+    private Counter chargesHeld;
+    private RechargeWindow rechargeWindow;
 
     @PostConstruct
     void start() {
@@ -65,6 +73,10 @@ public class PaymentWorker {
                 .description("Compensations that failed and will be retried")
                 .tag("step", "refund")
                 .register(meters);
+        chargesHeld = Counter.builder("saga.payment.charges.held")
+                .description("Charges held for an operator: the provider had no charge under a key it may have forgotten")
+                .register(meters);
+        rechargeWindow = new RechargeWindow(rechargeWindowLength);
     }
 
     /** Before the datasource and Hibernate go: no new calls; claimed payments are retried when their lease ends. */
@@ -147,12 +159,34 @@ public class PaymentWorker {
                 payments.recordChargeAbandoned(task.paymentId());
                 return;
             }
+            Instant now = Instant.now();
+            if (!rechargeWindow.allowsChargeAgain(task.chargingSince(), now)) {
+                hold(task, now);
+                return;
+            }
             LOG.infof("The provider never saw the charge of order %s: charging again with the same key %s",
                     task.orderId(), task.chargeIdempotencyKey());
             send(task);
             return;
         }
         record(task, outcome);
+    }
+
+    /**
+     * The provider has no charge under a key that it may have forgotten by now: a charge sent again could be a second
+     * one, so none is; the order waits for an operator, who finds in the provider's dashboard whether the customer was
+     * charged. The provider's webhook or its settlement report ends the hold if the charge is there after all.
+     */
+    private void hold(PaymentTask task, Instant now) {
+        String age = task.chargingSince() == null ? "at an unknown time"
+                : Duration.between(task.chargingSince(), now).toMinutes() + " min ago";
+        String reason = "payment provider has no charge under key " + task.chargeIdempotencyKey() + ", charging since "
+                + age + " (recharge window " + rechargeWindow.length() + "): it may have forgotten the key, so none is "
+                + "sent again; check the provider, then cancel, or its settlement report ends the hold";
+        if (payments.recordChargeHeld(task.paymentId(), reason)) {
+            chargesHeld.increment();
+            LOG.errorf("ALERT charge held for an operator: order %s: %s", task.orderId(), reason);
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.ordersaga.payment.domain;
 import dev.ordersaga.events.Ids;
 import dev.ordersaga.events.PaymentEvent;
 import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentOnHold;
 import dev.ordersaga.events.Reasons;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
@@ -34,6 +35,8 @@ import java.util.UUID;
  * CHARGING -> CANCELLED               (cancelled while charging, and the provider has no charge: none is sent;
  *                                     watched for a late settlement, as DECLINED is)
  * DECLINED | CANCELLED -> REFUNDING   (a late settlement: the provider charged after all, refunded at once)
+ * CHARGING, held                      (the provider has no charge under a key it may have forgotten: no call until
+ *                                     the provider tells of the charge or the order is cancelled; PaymentOnHold)
  * </pre>
  *
  * <p>The charge needs two facts, OrderCreated (amount, token) and StockReserved, which come on different topics in
@@ -134,6 +137,13 @@ public class Payment {
     @Column(name = "next_attempt_at")
     private Instant nextAttemptAt;
 
+    /**
+     * when the payment began charging: the first charge call went out after this. A provider's "no charge under this
+     * key" is trusted only while the key is younger than {@link ChargeHold#rechargeWindow()}.
+     */
+    @Column(name = "charging_since")
+    private Instant chargingSince;
+
     @Column(name = "correlation_id", nullable = false)
     private String correlationId;
 
@@ -191,6 +201,7 @@ public class Payment {
         payment.declineReason = progress.declineReason();
         payment.attempts = progress.attempts();
         payment.nextAttemptAt = progress.nextAttemptAt();
+        payment.chargingSince = progress.chargingSince();
         payment.correlationId = correlationId;
         payment.causedByEventId = progress.causedByEventId();
         payment.createdAt = createdAt;
@@ -263,6 +274,10 @@ public class Payment {
                 // what became of it (refunded first if it succeeded); no charge is sent from now on (nextCall)
                 cancelRequested = true;
                 updatedAt = now;
+                if (isHeld()) {
+                    // nothing is scheduled for a held charge: a status look answers the cancellation
+                    nextAttemptAt = now;
+                }
             }
             case SUCCEEDED -> {
                 cancelRequested = true;
@@ -406,6 +421,39 @@ public class Payment {
         }
     }
 
+    /**
+     * The provider has no charge under the payment's key, and the key is too old to take that at its word
+     * ({@link RechargeWindow}): the payment stays CHARGING with no call scheduled, and PaymentOnHold puts the order in
+     * front of an operator. It leaves the hold when the provider tells of the charge after all (its webhook, or the
+     * settlement report: {@link #chargeSucceeded}, {@link #chargeDeclined}) or when the order is cancelled
+     * ({@link #requestCancellation}: a status look, then {@link #chargeAbandoned}). Cancelling meanwhile, it is not held:
+     * the provider is asked again at once, and the cancellation answered from that.
+     */
+    public List<PaymentEvent> chargeHeld(String reason, Instant now) {
+        List<PaymentEvent> events = new ArrayList<>();
+        switch (status) {
+            case CHARGING -> {
+                if (cancelRequested) {
+                    nextAttemptAt = now;
+                } else if (!isHeld()) {
+                    nextAttemptAt = null;
+                    events.add(new PaymentOnHold(id.toString(), Reasons.fit(reason, MAX_DECLINE_REASON_LENGTH), attempts));
+                }
+                updatedAt = now;
+            }
+            case SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED -> {
+                // the provider's news came first (a webhook): the charge is settled
+            }
+            case PENDING -> throw new IllegalTransitionException(status, "chargeHeld");
+        }
+        return events;
+    }
+
+    /** Charging, and no call is owed until an operator or the provider's own news moves it ({@link #chargeHeld}). */
+    public boolean isHeld() {
+        return status == PaymentStatus.CHARGING && nextAttemptAt == null;
+    }
+
     /** The provider refunded the charge: REFUNDING -> REFUNDED with PaymentRefunded. A repeat changes nothing. */
     public List<PaymentEvent> refundSucceeded(String refundId, Instant now) {
         Objects.requireNonNull(refundId, "refundId");
@@ -474,6 +522,7 @@ public class Payment {
         causedByEventId = eventId;
         attempts = 0;
         nextAttemptAt = now;
+        chargingSince = now;
         moveTo(PaymentStatus.CHARGING, now);
     }
 
@@ -589,6 +638,10 @@ public class Payment {
         return nextAttemptAt;
     }
 
+    public Instant chargingSince() {
+        return chargingSince;
+    }
+
     public String correlationId() {
         return correlationId;
     }
@@ -613,12 +666,13 @@ public class Payment {
     public record Progress(PaymentStatus status, BigDecimal amount, String currency, String paymentToken,
                            boolean stockReserved, boolean cancelRequested, boolean refundAnswered,
                            String providerChargeId, String providerRefundId, String declineReason, int attempts,
-                           Instant nextAttemptAt, UUID causedByEventId, Instant updatedAt, long version) {
+                           Instant nextAttemptAt, Instant chargingSince, UUID causedByEventId, Instant updatedAt,
+                           long version) {
     }
 
     public Progress progress() {
         return new Progress(status, amount, currency, paymentToken, stockReserved, cancelRequested, refundAnswered,
-                providerChargeId, providerRefundId, declineReason, attempts, nextAttemptAt, causedByEventId, updatedAt,
-                version);
+                providerChargeId, providerRefundId, declineReason, attempts, nextAttemptAt, chargingSince, causedByEventId,
+                updatedAt, version);
     }
 }

@@ -8,6 +8,8 @@ package dev.ordersaga.payment.domain;
  * CHARGING -> CANCELLED               (the order is cancelling and the provider has no charge: none is sent;
  *                                     watched for a late settlement, as DECLINED is)
  * DECLINED | CANCELLED -> REFUNDING   (the provider settled a charge late: it is refunded at once)
+ * CHARGING, held                      (the provider has no charge under a key it may have forgotten: an operator's;
+ *                                     see Payment#chargeHeld)
  * </pre>
  */
 public enum PaymentStatus {

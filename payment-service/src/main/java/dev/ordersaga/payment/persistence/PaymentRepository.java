@@ -44,7 +44,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     private static final String COLUMNS = """
             id, correlation_id, created_at, status, amount, currency, payment_token, stock_reserved,
             cancel_requested, refund_answered, provider_charge_id, provider_refund_id, decline_reason, attempts,
-            next_attempt_at, caused_by_event_id, updated_at, version""";
+            next_attempt_at, charging_since, caused_by_event_id, updated_at, version""";
 
     private static final String LOCK_BY_ID = "SELECT " + COLUMNS + ", order_id FROM payment WHERE id = ? FOR NO KEY UPDATE";
 
@@ -57,7 +57,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     public Optional<Payment> lockForChange(UUID id) {
         TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ID, 1,
                 (read, first) -> read.setObject(first, id));
-        return writes.readOne(lock, row -> stored(row.getObject(19, UUID.class), row), () -> "lock payment " + id);
+        return writes.readOne(lock, row -> stored(row.getObject(20, UUID.class), row), () -> "lock payment " + id);
     }
 
     /**
@@ -91,20 +91,22 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
                 new Payment.Progress(PaymentStatus.valueOf(row.getString(4)), row.getBigDecimal(5), row.getString(6),
                         row.getString(7), row.getBoolean(8), row.getBoolean(9), row.getBoolean(10), row.getString(11),
                         row.getString(12), row.getString(13), row.getInt(14), SqlParameters.getInstant(row, 15),
-                        row.getObject(16, UUID.class), row.getTimestamp(17).toInstant(), row.getLong(18)));
+                        SqlParameters.getInstant(row, 16), row.getObject(17, UUID.class), row.getTimestamp(18).toInstant(),
+                        row.getLong(19)));
     }
 
     private static final String INSERT = """
             INSERT INTO payment (id, order_id, status, amount, currency, payment_token, stock_reserved, cancel_requested,
                                  refund_answered, provider_charge_id, provider_refund_id, decline_reason, attempts,
-                                 next_attempt_at, correlation_id, caused_by_event_id, created_at, updated_at, version)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)""";
+                                 next_attempt_at, charging_since, correlation_id, caused_by_event_id, created_at,
+                                 updated_at, version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)""";
 
     private static final String UPDATE = """
             UPDATE payment SET status = ?, amount = ?, currency = ?, payment_token = ?, stock_reserved = ?,
                                cancel_requested = ?, refund_answered = ?, provider_charge_id = ?, provider_refund_id = ?,
-                               decline_reason = ?, attempts = ?, next_attempt_at = ?, caused_by_event_id = ?,
-                               updated_at = ?, version = version + 1
+                               decline_reason = ?, attempts = ?, next_attempt_at = ?, charging_since = ?,
+                               caused_by_event_id = ?, updated_at = ?, version = version + 1
             WHERE id = ? AND version = ?""";
 
     /**
@@ -116,14 +118,14 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         if (state.version() != 0) {
             throw new IllegalArgumentException("payment " + payment.id() + " is stored already");
         }
-        return new TransactionalWrites.Write(INSERT, 18, (insert, first) -> {
+        return new TransactionalWrites.Write(INSERT, 19, (insert, first) -> {
             insert.setObject(first, payment.id());
             insert.setObject(first + 1, payment.orderId());
             setProgress(insert, first + 2, state);
-            insert.setString(first + 14, payment.correlationId());
-            insert.setObject(first + 15, state.causedByEventId());
-            insert.setTimestamp(first + 16, Timestamp.from(payment.createdAt()));
-            insert.setTimestamp(first + 17, Timestamp.from(state.updatedAt()));
+            insert.setString(first + 15, payment.correlationId());
+            insert.setObject(first + 16, state.causedByEventId());
+            insert.setTimestamp(first + 17, Timestamp.from(payment.createdAt()));
+            insert.setTimestamp(first + 18, Timestamp.from(state.updatedAt()));
         });
     }
 
@@ -138,16 +140,16 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         if (now.equals(asRead)) {
             return Optional.empty();
         }
-        return Optional.of(new TransactionalWrites.Write(UPDATE, 16, (update, first) -> {
+        return Optional.of(new TransactionalWrites.Write(UPDATE, 17, (update, first) -> {
             setProgress(update, first, now);
-            update.setObject(first + 12, now.causedByEventId());
-            update.setTimestamp(first + 13, Timestamp.from(now.updatedAt()));
-            update.setObject(first + 14, payment.id());
-            update.setLong(first + 15, asRead.version());
+            update.setObject(first + 13, now.causedByEventId());
+            update.setTimestamp(first + 14, Timestamp.from(now.updatedAt()));
+            update.setObject(first + 15, payment.id());
+            update.setLong(first + 16, asRead.version());
         }).expecting(1));
     }
 
-    /** The twelve columns from status to next_attempt_at, in the order INSERT and UPDATE name them. */
+    /** The thirteen columns from status to charging_since, in the order INSERT and UPDATE name them. */
     private static void setProgress(PreparedStatement statement, int first, Payment.Progress state) throws SQLException {
         statement.setString(first, state.status().name());
         statement.setBigDecimal(first + 1, state.amount());
@@ -161,6 +163,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         SqlParameters.setString(statement, first + 9, state.declineReason());
         statement.setInt(first + 10, state.attempts());
         SqlParameters.setInstant(statement, first + 11, state.nextAttemptAt());
+        SqlParameters.setInstant(statement, first + 12, state.chargingSince());
     }
 
     /**
@@ -252,13 +255,19 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         return charges;
     }
 
-    /** Of these payments, the ones declined or cancelled: a settlement the provider reports for one was not heard of. */
+    /**
+     * Of these payments, the ones that know of no settled charge and ask the provider no more: declined, cancelled, or
+     * held ({@link Payment#isHeld()}). A settlement the provider reports for one was not heard of.
+     */
     @SuppressWarnings("unchecked")
-    public List<UUID> declinedOrCancelledAmong(Collection<UUID> ids) {
+    public List<UUID> notKnownChargedAmong(Collection<UUID> ids) {
         if (ids.isEmpty()) {
             return List.of();
         }
-        return getEntityManager().createNativeQuery("SELECT id FROM payment WHERE id IN (?1) AND status IN ('DECLINED', 'CANCELLED')",
+        return getEntityManager().createNativeQuery("""
+                        SELECT id FROM payment
+                        WHERE id IN (?1)
+                          AND (status IN ('DECLINED', 'CANCELLED') OR (status = 'CHARGING' AND next_attempt_at IS NULL))""",
                         UUID.class)
                 .setParameter(1, ids)
                 .getResultList();

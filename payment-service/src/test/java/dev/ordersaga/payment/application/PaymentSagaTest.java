@@ -2,6 +2,7 @@ package dev.ordersaga.payment.application;
 
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentOnHold;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.StockReserved;
@@ -382,6 +383,93 @@ class PaymentSagaTest {
                     .contains(ledger(saga).charges().get(0).chargeId()));
         }
         assertThat(ledger(saga).refunds()).as("nothing refunded on its own").isEmpty();
+    }
+
+    @Test
+    void aChargeTheProviderNeverSawIsSentAgainUnderItsKeyWhileTheKeyIsYoung() {
+        OrderSaga saga = saga("unreached-recharged");
+        PaymentTask claimed = chargeClaimedFor(saga);
+
+        // the claimed call found the provider unreachable (nothing sent); the application's worker asks after a
+        // backoff, hears of no charge under the key, and charges under the same key
+        assertThat(payments.recordChargeUnresolved(claimed.paymentId())).isEqualTo(1);
+
+        EventEnvelope<PaymentSucceeded> succeeded = awaitOne(saga, PaymentSucceeded.class);
+        assertThat(ledger(saga).charges()).singleElement().satisfies(charge -> {
+            assertThat(charge.idempotencyKey()).isEqualTo(claimed.chargeIdempotencyKey());
+            assertThat(charge.chargeId()).isEqualTo(succeeded.payload().providerChargeId());
+        });
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
+    }
+
+    @Test
+    void aChargeTheProviderNoLongerKnowsIsHeldForAnOperatorAndItsSettlementReportEndsTheHold() {
+        OrderSaga saga = saga("held-then-settled");
+        double heldBefore = chargesHeld();
+        PaymentTask claimed;
+        try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
+            claimed = heldChargeOf(saga);
+            // the worker tells once the hold committed (the counter before the line)
+            String alert = "ALERT charge held for an operator: order " + saga.orderId();
+            await().atMost(PATIENCE).until(() -> !log.containing(alert).isEmpty());
+            assertThat(log.containing(alert)).hasSize(1);
+        }
+        EventEnvelope<PaymentOnHold> onHold = awaitOne(saga, PaymentOnHold.class);
+        assertThat(onHold.payload().paymentId()).isEqualTo(claimed.paymentId().toString());
+        assertThat(onHold.payload().reason()).contains(claimed.chargeIdempotencyKey()).contains("forgotten");
+        assertThat(onHold.payload().attempts()).isEqualTo(1);
+        assertThat(chargesHeld()).isEqualTo(heldBefore + 1);
+        assertThat(ledger(saga).charges()).as("no charge sent again under a key the provider may have forgotten").isEmpty();
+        assertThat(payment(saga).isHeld()).isTrue();
+        assertThat(payment(saga).isDue(Instant.now().plus(Duration.ofDays(1)))).isFalse();
+
+        // the first call had reached the provider after all, and its answer and webhook were lost: the report shows it
+        ProviderLedger.charge(providerUrl, claimed.chargeIdempotencyKey(), claimed.amount(), claimed.currency(),
+                claimed.paymentToken(), saga.orderId().toString());
+        assertThat(reconciliation.reconcile()).as("settlements applied").isEqualTo(1);
+
+        EventEnvelope<PaymentSucceeded> succeeded = awaitOne(saga, PaymentSucceeded.class);
+        assertThat(succeeded.payload().providerChargeId()).isEqualTo(ledger(saga).charges().get(0).chargeId());
+        assertThat(saga.publishedTypes()).containsExactly("PaymentOnHold", "PaymentSucceeded");
+        assertThat(ledger(saga).charges()).hasSize(1);
+        assertThat(ledger(saga).refunds()).isEmpty();
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
+    }
+
+    @Test
+    void cancellingAHeldChargeIsAnsweredWithNothingToRefundAndSendsNoCharge() {
+        OrderSaga saga = saga("held-then-cancelled");
+        heldChargeOf(saga);
+        awaitOne(saga, PaymentOnHold.class);
+
+        saga.publish(orderCancelling());
+
+        EventEnvelope<PaymentRefunded> refunded = awaitOne(saga, PaymentRefunded.class);
+        assertThat(refunded.payload().amount()).isEqualByComparingTo("0");
+        assertThat(saga.publishedTypes()).containsExactly("PaymentOnHold", "PaymentRefunded");
+        assertThat(ledger(saga).charges()).isEmpty();
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.CANCELLED);
+        assertThat(payment(saga).nextCall()).as("watched for a late settlement")
+                .isEqualTo(Payment.ProviderCall.SETTLEMENT_STATUS);
+    }
+
+    /**
+     * A charge whose first call got no answer, begun longer ago than the recharge window: the application's worker
+     * asks the provider, which has no charge under the key, and holds the payment. Returns once it is held.
+     */
+    private PaymentTask heldChargeOf(OrderSaga saga) {
+        PaymentTask claimed = chargeClaimedFor(saga);
+        QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager()
+                .createNativeQuery("UPDATE payment SET charging_since = charging_since - interval '13 hours' WHERE id = ?1")
+                .setParameter(1, claimed.paymentId()).executeUpdate());
+        assertThat(payments.recordChargeUnresolved(claimed.paymentId())).isEqualTo(1);
+        await().atMost(PATIENCE).until(() -> payment(saga).isHeld());
+        return claimed;
+    }
+
+    private double chargesHeld() {
+        Counter counter = meters.find("saga.payment.charges.held").counter();
+        return counter == null ? 0 : counter.count();
     }
 
     /**

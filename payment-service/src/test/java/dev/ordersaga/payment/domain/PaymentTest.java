@@ -2,6 +2,7 @@ package dev.ordersaga.payment.domain;
 
 import dev.ordersaga.events.PaymentEvent;
 import dev.ordersaga.events.PaymentFailed;
+import dev.ordersaga.events.PaymentOnHold;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.retry.Backoff;
@@ -97,6 +98,14 @@ class PaymentTest {
             noteNoLateSettlement REFUNDED  -> REFUNDED
             noteNoLateSettlement CANCELLED -> CANCELLED
 
+            chargeHeld           PENDING   -> refused
+            chargeHeld           CHARGING  -> CHARGING   PaymentOnHold
+            chargeHeld           SUCCEEDED -> SUCCEEDED
+            chargeHeld           DECLINED  -> DECLINED
+            chargeHeld           REFUNDING -> REFUNDING
+            chargeHeld           REFUNDED  -> REFUNDED
+            chargeHeld           CANCELLED -> CANCELLED
+
             chargeUnresolved     PENDING   -> refused
             chargeUnresolved     CHARGING  -> CHARGING
             chargeUnresolved     SUCCEEDED -> SUCCEEDED
@@ -142,6 +151,7 @@ class PaymentTest {
             p.noteNoLateSettlement(NOW, WATCH);
             return List.of();
         });
+        TRANSITIONS.put("chargeHeld", p -> p.chargeHeld("the provider may have forgotten the key", NOW));
         TRANSITIONS.put("chargeUnresolved", p -> {
             p.chargeUnresolved(NOW, BACKOFF);
             return List.of();
@@ -324,6 +334,72 @@ class PaymentTest {
 
         assertThat(payment.chargeUnresolved(NOW, BACKOFF)).isEqualTo(2);
         assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusMillis(400));
+    }
+
+    @Test
+    void aHeldChargeOwesTheProviderNoCallAndIsAnnouncedOnce() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+
+        List<PaymentEvent> events = payment.chargeHeld("the provider may have forgotten the key", NOW);
+
+        assertThat(events).containsExactly(new PaymentOnHold(payment.id().toString(),
+                "the provider may have forgotten the key", 1));
+        assertThat(payment.isHeld()).isTrue();
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CHARGING);
+        assertThat(payment.nextAttemptAt()).isNull();
+        assertThat(payment.isDue(NOW.plus(Duration.ofDays(365)))).as("no call, ever, on its own").isFalse();
+        assertThat(payment.chargeHeld("again", NOW)).as("held once").isEmpty();
+    }
+
+    @Test
+    void aHeldChargeTheProviderTellsOfAfterAllEndsTheHold() {
+        Payment succeeded = heldPayment();
+        assertThat(succeeded.chargeSucceeded("ch_found", NOW)).singleElement().isInstanceOf(PaymentSucceeded.class);
+        assertThat(succeeded.status()).isEqualTo(PaymentStatus.SUCCEEDED);
+        assertThat(succeeded.isHeld()).isFalse();
+
+        Payment declined = heldPayment();
+        assertThat(declined.chargeDeclined("card declined", NOW, WATCH)).singleElement().isInstanceOf(PaymentFailed.class);
+        assertThat(declined.status()).isEqualTo(PaymentStatus.DECLINED);
+    }
+
+    @Test
+    void cancellingAHeldChargeAsksTheProviderOnceMoreAndSendsNoCharge() {
+        Payment payment = heldPayment();
+
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("answered after the look").isEmpty();
+
+        assertThat(payment.isHeld()).isFalse();
+        assertThat(payment.isDue(NOW)).isTrue();
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.CHARGE_STATUS);
+        assertThat(payment.chargeAbandoned(NOW, WATCH)).singleElement().isInstanceOf(PaymentRefunded.class);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
+        assertThat(payment.nextCall()).as("watched, as any abandoned charge")
+                .isEqualTo(Payment.ProviderCall.SETTLEMENT_STATUS);
+    }
+
+    @Test
+    void aChargeWhoseOrderIsCancellingIsNotHeldButAskedAboutAtOnce() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+
+        assertThat(payment.chargeHeld("the provider may have forgotten the key", NOW)).isEmpty();
+
+        assertThat(payment.isHeld()).isFalse();
+        assertThat(payment.isDue(NOW)).isTrue();
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.CHARGE_STATUS);
+    }
+
+    @Test
+    void theRechargeWindowTrustsTheProvidersNoChargeOnlyWhileTheKeyIsYoung() {
+        RechargeWindow window = new RechargeWindow(Duration.ofHours(12));
+        assertThat(window.allowsChargeAgain(NOW, NOW.plus(Duration.ofHours(12)).minusMillis(1))).isTrue();
+        assertThat(window.allowsChargeAgain(NOW, NOW.plus(Duration.ofHours(12)))).isFalse();
+        assertThat(window.allowsChargeAgain(null, NOW)).as("unknown start: too old").isFalse();
+        assertThat(paymentIn(PaymentStatus.CHARGING).chargingSince()).isEqualTo(NOW);
+        assertThat(paymentIn(PaymentStatus.PENDING).chargingSince()).isNull();
     }
 
     @Test
@@ -609,6 +685,15 @@ class PaymentTest {
 
     private static Function<Payment, ?> cancelled() {
         return p -> p.requestCancellation(UUID.randomUUID(), NOW);
+    }
+
+    /** Charging, a call unanswered, and the provider's "no charge" not trusted: held. */
+    private static Payment heldPayment() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        payment.chargeHeld("the provider may have forgotten the key", NOW);
+        assertThat(payment.isHeld()).isTrue();
+        return payment;
     }
 
     /** WATCH's schedule: looks 2, 4 and 8 s after the decision, each due only from its time, then none. */
