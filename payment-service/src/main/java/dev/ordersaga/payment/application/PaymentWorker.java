@@ -134,6 +134,12 @@ public class PaymentWorker {
             askForChargeStatus(task, true);
             return;
         }
+        if (!rechargeWindow.allowsChargeAgain(task.chargingSince(), Instant.now())) {
+            // the first call, so late: the service was away for that long, and a worker that died in an earlier call
+            // left no trace. Under a key the provider may have forgotten, a charge could be that call's second.
+            askForChargeStatus(task, false);
+            return;
+        }
         send(task);
     }
 

@@ -27,8 +27,10 @@ import java.util.UUID;
  * Reads the provider's settlement report ({@link ProviderReport}) and applies every settlement of a charge the service
  * holds as declined or cancelled as its webhook would have been: refunded at once. A late settlement whose webhook was
  * lost and which came after the settlement watch's last look ({@code payment.settlement.*}) is learned here; before,
- * such a customer stayed charged for a cancelled order and nothing told. A settlement of a held charge
- * ({@link dev.ordersaga.payment.domain.Payment#chargeHeld}) ends the hold: the charge succeeded, and the saga goes on. Each settlement is applied in a transaction
+ * such a customer stayed charged for a cancelled order and nothing told. A settlement of a charge still CHARGING (its
+ * answer and webhook lost, its status query failing) is its success: the saga goes on. The report reads each entry
+ * about a minute after it settled, long before such a charge could be held for an operator
+ * ({@link dev.ordersaga.payment.domain.Payment#chargeHeld}), whose key the provider may have forgotten by then. Each settlement is applied in a transaction
  * of its own under the payment's lock, so replicas reading the same page change each payment once.
  */
 @ApplicationScoped

@@ -139,7 +139,7 @@ public class Payment {
 
     /**
      * when the payment began charging: the first charge call went out after this. A provider's "no charge under this
-     * key" is trusted only while the key is younger than {@link ChargeHold#rechargeWindow()}.
+     * key" is trusted only while the key is younger than the {@link RechargeWindow}.
      */
     @Column(name = "charging_since")
     private Instant chargingSince;
@@ -412,6 +412,10 @@ public class Payment {
     public int chargeUnresolved(Instant now, Backoff backoff) {
         switch (status) {
             case CHARGING -> {
+                if (isHeld()) {
+                    // a stale call's outcome (its lease ran out while it waited): the hold stands
+                    return 0;
+                }
                 return retryLater(now, backoff);
             }
             case SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED -> {

@@ -256,8 +256,8 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     }
 
     /**
-     * Of these payments, the ones that know of no settled charge and ask the provider no more: declined, cancelled, or
-     * held ({@link Payment#isHeld()}). A settlement the provider reports for one was not heard of.
+     * Of these payments, the ones that know of no settled charge: charging (held or not: {@link Payment#isHeld()}),
+     * declined or cancelled. A settlement the provider reports for one was not heard of.
      */
     @SuppressWarnings("unchecked")
     public List<UUID> notKnownChargedAmong(Collection<UUID> ids) {
@@ -267,7 +267,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         return getEntityManager().createNativeQuery("""
                         SELECT id FROM payment
                         WHERE id IN (?1)
-                          AND (status IN ('DECLINED', 'CANCELLED') OR (status = 'CHARGING' AND next_attempt_at IS NULL))""",
+                          AND status IN ('CHARGING', 'DECLINED', 'CANCELLED')""",
                         UUID.class)
                 .setParameter(1, ids)
                 .getResultList();

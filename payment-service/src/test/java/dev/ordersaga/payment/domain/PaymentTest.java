@@ -350,6 +350,8 @@ class PaymentTest {
         assertThat(payment.nextAttemptAt()).isNull();
         assertThat(payment.isDue(NOW.plus(Duration.ofDays(365)))).as("no call, ever, on its own").isFalse();
         assertThat(payment.chargeHeld("again", NOW)).as("held once").isEmpty();
+        assertThat(payment.chargeUnresolved(NOW, BACKOFF)).as("a stale call's outcome").isZero();
+        assertThat(payment.isHeld()).isTrue();
     }
 
     @Test
