@@ -10,9 +10,11 @@ import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.common.annotation.Identifier;
+import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import jakarta.interceptor.Interceptor;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -169,7 +171,11 @@ public class CdcRelay {
     private Counter slotsLost;
     private Timer publishLatency;
 
-    void onStart(@Observes StartupEvent event) {
+    /**
+     * First of the startup observers: HTTP and the Kafka consumers start after them (SmallRye Reactive Messaging's
+     * own observer has a later priority), so the publication and slot are ready before the service's first write.
+     */
+    void onStart(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) StartupEvent event) {
         if (!enabled) {
             role.set(RelayRole.DISABLED);
             LOG.info("CDC relay disabled by configuration");
@@ -179,6 +185,7 @@ public class CdcRelay {
         published = meters.counter("saga.relay.published");
         slotsLost = meters.counter("saga.relay.slot.lost");
         publishLatency = Timer.builder("saga.relay.commit.to.publish").publishPercentiles(0.5, 0.99).register(meters);
+        prepareBeforeWrites();
         supervisor = new Thread(this::supervise, "cdc-relay-" + serviceName);
         supervisor.start();
     }
@@ -226,29 +233,75 @@ public class CdcRelay {
         }
     }
 
-    private void supervise() {
-        while (!stopping()) {
-            try (Connection lockSession = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
-                probeThePeer(lockSession);
-                if (!awaitLock(lockSession)) {
-                    break;
-                }
-                role.set(RelayRole.STARTING);
-                prepareSlot(lockSession);
-                stream(lockSession);
-            } catch (Exception e) {
-                // the health check shows it: the engine's own error, not only that it stopped
-                lastError.set(e.getCause() == null ? e.toString() : e + ", caused by " + e.getCause());
-                LOG.errorf(e, "CDC relay of %s failed; retrying in %s", serviceName, retryBackoff);
-            } finally {
-                closeProducer();
-            }
-            if (!stopping()) {
-                role.set(RelayRole.RECOVERING);
-                pause(retryBackoff);
+    /**
+     * A row committed before its slot exists is never decoded, and the outbox keeps no rows to read again. Left to the
+     * supervisor, the slot of a new database was created while HTTP and the consumers already wrote: the events of a
+     * fresh deployment's first moments were lost. So the publication and slot are prepared here, before the service
+     * takes a write; on a database that has them this is two reads. A failure (the database away) is left to the
+     * supervisor, which prepares them again before it streams.
+     */
+    private void prepareBeforeWrites() {
+        try (Connection session = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
+            prepareSlotExclusively(session);
+        } catch (SQLException e) {
+            lastError.set(e.toString());
+            LOG.warnf("CDC relay of %s: publication and slot not prepared at startup (%s); prepared before it streams",
+                    serviceName, e.toString());
+        }
+    }
+
+    /**
+     * {@link #prepareSlot} under a lock of its own: a replica starting while the leader prepares (or another replica
+     * starts) would otherwise find the slot missing too and create it twice, or drop what the other just made.
+     */
+    private void prepareSlotExclusively(Connection session) throws SQLException {
+        String key = "cdc-relay-prepare:" + slotName();
+        try (PreparedStatement lock = session.prepareStatement("SELECT pg_advisory_lock(hashtext(?))")) {
+            lock.setString(1, key);
+            lock.execute();
+        }
+        try {
+            prepareSlot(session);
+        } finally {
+            try (PreparedStatement unlock = session.prepareStatement("SELECT pg_advisory_unlock(hashtext(?))")) {
+                unlock.setString(1, key);
+                unlock.execute();
             }
         }
-        role.set(RelayRole.STOPPED);
+    }
+
+    private void supervise() {
+        try {
+            while (!stopping()) {
+                try (Connection lockSession = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
+                    probeThePeer(lockSession);
+                    if (!awaitLock(lockSession)) {
+                        break;
+                    }
+                    role.set(RelayRole.STARTING);
+                    prepareSlotExclusively(lockSession);
+                    stream(lockSession);
+                } catch (Exception e) {
+                    // the health check shows it: the engine's own error, not only that it stopped
+                    lastError.set(e.getCause() == null ? e.toString() : e + ", caused by " + e.getCause());
+                    LOG.errorf(e, "CDC relay of %s failed; retrying in %s", serviceName, retryBackoff);
+                } finally {
+                    closeProducer();
+                }
+                if (!stopping()) {
+                    role.set(RelayRole.RECOVERING);
+                    pause(retryBackoff);
+                }
+            }
+        } catch (Error e) {
+            // a class missing, memory gone: the loop does not survive it, and a relay that died quietly while its role
+            // still read STREAMING would leave the service ready with nothing published
+            lastError.set(e.toString());
+            LOG.errorf(e, "ALERT CDC relay of %s stopped for good; the service must be restarted", serviceName);
+            throw e;
+        } finally {
+            role.set(RelayRole.STOPPED);
+        }
     }
 
     /**

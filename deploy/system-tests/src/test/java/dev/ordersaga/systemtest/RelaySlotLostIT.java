@@ -97,6 +97,49 @@ class RelaySlotLostIT {
     }
 
     /**
+     * A new database has no slot, and a row committed before its slot exists is never decoded. The service prepares the
+     * slot before it takes a write: while the slot's creation waits (for an open transaction here: it waits for every
+     * transaction that was running when it began), the service does not even listen; then its first order is streamed.
+     * Before, the relay's thread created the slot while HTTP and the consumers already took writes.
+     */
+    @Test
+    void onAFreshDatabaseTheSlotExistsBeforeTheServiceTakesAWrite() throws Exception {
+        try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement()) {
+            st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + SLOT + "'");
+            st.execute("DROP PUBLICATION IF EXISTS " + SLOT);
+            st.executeUpdate("DELETE FROM cdc_offset");
+        }
+        try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS);
+             Connection blocker = TestStack.connect("order_db")) {
+            blocker.setAutoCommit(false);
+            try (Statement st = blocker.createStatement()) {
+                st.execute("SELECT txid_current()");
+            }
+            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-fresh-order", 18181, Map.of())) {
+                await("the slot's creation waiting for the open transaction").atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(200)).until(RelaySlotLostIT::slotCreationWaits);
+                await("no HTTP while the slot is not there").during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(8))
+                        .pollInterval(Duration.ofMillis(200)).until(() -> !order.listening());
+                blocker.commit();
+
+                order.awaitReady().awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+                UUID first = OrderApi.placeOrder(order);
+                orderEvents.awaitKey(first.toString(), Duration.ofSeconds(30));
+                assertThat(order.logLineOf("Created replication slot " + SLOT)).as("the slot, then HTTP")
+                        .isNotNegative().isLessThan(order.logLineOf("Listening on"));
+                assertThat(order.logContains("ALERT")).as("a slot that never existed is no alarm").isFalse();
+            }
+        }
+    }
+
+    private static boolean slotCreationWaits() throws SQLException {
+        return Databases.count("order_db", """
+                SELECT count(*) FROM pg_stat_activity
+                WHERE pid <> pg_backend_pid() AND wait_event_type = 'Lock'
+                  AND query LIKE '%pg_create_logical_replication_slot%' AND query NOT LIKE '%pg_stat_activity%'""") > 0;
+    }
+
+    /**
      * Moves the WAL on by a segment and the other services' slots with it, as their relays would move them (their
      * services are not running): the test's fault is this slot's alone. A run killed while the setting is lowered
      * leaves it in postgresql.auto.conf, which deploy/stack/postgres.sh resets on its next start. Then lets PostgreSQL keep 1 MB of WAL for a slot, less than

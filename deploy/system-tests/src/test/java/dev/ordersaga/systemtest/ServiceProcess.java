@@ -149,12 +149,7 @@ final class ServiceProcess implements AutoCloseable {
             if (!process.isAlive()) {
                 throw new IllegalStateException(instance + " exited with " + process.exitValue() + "; see " + log);
             }
-            try (java.net.Socket socket = new java.net.Socket()) {
-                socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-                return true;
-            } catch (IOException e) {
-                return false;
-            }
+            return started.listening();
         });
         return started;
     }
@@ -205,6 +200,27 @@ final class ServiceProcess implements AutoCloseable {
 
     boolean logContains(String text) throws IOException {
         return Files.readString(log).contains(text);
+    }
+
+    /** The number of the first log line that contains the text, from 0; -1 if none does. */
+    int logLineOf(String text) throws IOException {
+        List<String> lines = Files.readAllLines(log);
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains(text)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Whether the process accepts connections on its port: HTTP is up, whether or not the service is ready. */
+    boolean listening() {
+        try (java.net.Socket socket = new java.net.Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     String name() {
