@@ -43,9 +43,14 @@ public class DeadLetterResource {
     @Path("/{partition}/{offset}/replay")
     @Operation(summary = "Republish a parked message to the topic it came from; consumers that applied it skip it")
     public Response replay(@PathParam("partition") int partition, @PathParam("offset") long offset) {
-        DeadLetters.Replayed replayed = deadLetters.replay(partition, offset, identity.getPrincipal().getName())
-                .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "No such parked message",
-                        "nothing is parked at " + deadLetters.topic() + " partition " + partition + " offset " + offset));
+        DeadLetters.Replayed replayed;
+        try {
+            replayed = deadLetters.replay(partition, offset, identity.getPrincipal().getName())
+                    .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "No such parked message",
+                            "nothing is parked at " + deadLetters.topic() + " partition " + partition + " offset " + offset));
+        } catch (DeadLetters.TooOldToReplay e) {
+            throw new ProblemException(Response.Status.CONFLICT, "Parked message too old to replay", e.getMessage());
+        }
         return Response.accepted(replayed).build();
     }
 }

@@ -97,6 +97,9 @@ public class DeadLetters {
     @ConfigProperty(name = "eventing.service-name")
     String serviceName;
 
+    @ConfigProperty(name = "eventing.inbox.retention", defaultValue = "P8D")
+    Duration inboxRetention;
+
     /** Every kafka.* setting of the service, as its channels get them. */
     @Inject
     @Identifier("default-kafka-broker")
@@ -168,11 +171,24 @@ public class DeadLetters {
         }
     }
 
+    /** A parked event too old to republish: the consumers that applied it may have forgotten that they did. */
+    public static final class TooOldToReplay extends RuntimeException {
+        TooOldToReplay(String message) {
+            super(message);
+        }
+    }
+
     /**
      * Republishes the message parked at the given place to the topic it came from, with its key, value and headers
-     * as they were before it was parked.
+     * as they were before it was parked. Every consumer of that topic hears it again, and those that applied it skip
+     * it by their inbox, which keeps an event's id for {@code eventing.inbox.retention} after it was applied; so an
+     * event that occurred longer ago than that, less a day for a consumer's lag then or now, is refused: a consumer
+     * that applied it on time may have forgotten it and would apply it twice. (order-service also knows an applied
+     * fact by its timeline, but the other services do not.) A message whose envelope does not read has applied
+     * nowhere.
      *
      * @return where it was republished; empty if nothing is parked at that place
+     * @throws TooOldToReplay if the event occurred before the inboxes' memory of it is sure
      */
     public Optional<Replayed> replay(int partition, long offset, String operator) {
         Optional<ConsumerRecord<String, String>> found = read(partition, offset);
@@ -180,6 +196,13 @@ public class DeadLetters {
             return Optional.empty();
         }
         ConsumerRecord<String, String> record = found.get();
+        Instant replayableSince = Instant.now().minus(inboxRetention).plus(Duration.ofDays(1));
+        Optional<Instant> occurredAt = Parked.readable(record.value()).map(EventEnvelope::occurredAt);
+        if (occurredAt.isPresent() && occurredAt.get().isBefore(replayableSince)) {
+            throw new TooOldToReplay("the event occurred at " + occurredAt.get() + ", before " + replayableSince
+                    + " (eventing.inbox.retention " + inboxRetention + " less a day): the consumers that applied it may "
+                    + "have forgotten it and would apply it twice; apply what it should have done by hand");
+        }
         String origin = header(record, TOPIC);
         if (origin == null) {
             throw new IllegalStateException(topic() + " " + partition + "@" + offset + " does not say where it came from");

@@ -459,6 +459,27 @@ class OrderSagaTest {
     }
 
     @Test
+    void aParkedFactOlderThanTheInboxesRememberIsNotReplayed() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of()));
+        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        awaitStatus(order, "PAID");
+        // nine days old: longer ago than the inboxes keep an applied event's id (eventing.inbox.retention, 8 days)
+        EventEnvelope<SagaEvent> old = new EventEnvelope<>(Ids.timeOrdered(), "StockReserved", 1,
+                Instant.now().minus(Duration.ofDays(9)), order.id(), order.correlationId(), order.createdEventId(),
+                new StockReserved("res-2", List.of()));
+        participants.send(old.topic(), order.id().toString(), EventCodec.encode(old));
+        KafkaTopicProbe.Received parked = orderEvents.await(r -> Topics.ORDER_DLQ.equals(r.record().topic())
+                && r.value().contains(old.eventId().toString()), Duration.ofSeconds(30));
+
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/dead-letters/{partition}/{offset}/replay", parked.record().partition(), parked.record().offset())
+                .then().statusCode(409).contentType("application/problem+json")
+                .body("title", equalTo("Parked message too old to replay"))
+                .body("detail", org.hamcrest.Matchers.containsString("eventing.inbox.retention"));
+    }
+
+    @Test
     void aFactThatComesBeforeItsOrderShowsIsAppliedOnceItDoes() {
         // the order is written only after the consumer heard its fact and found no order, as when the POST's commit
         // is streamed before it is visible to the consumer's session; skipped, the saga would have stopped for good
