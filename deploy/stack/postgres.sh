@@ -86,6 +86,10 @@ max_wal_senders = 20
 max_connections = 300
 # An abandoned slot (a service that never came back) must not fill the disk with WAL.
 max_slot_wal_keep_size = 2GB
+# A relay whose host vanished keeps its slot active until its walsender gives up on it: 60 s by
+# default, where the relay's lock frees after about 20 s (TCP keepalive), so a standby took the lock
+# and then waited for the slot. Debezium answers the walsender at least every 10 s.
+wal_sender_timeout = 20s
 # synchronous_commit stays on: the walsender ships only flushed WAL, so asynchronous commit
 # would add about wal_writer_delay (~200 ms) to every outbox event's latency.
 # Sized for a write-heavy load rather than Debian's defaults (128MB, 1GB, 5min). With 128 MB the

@@ -392,6 +392,19 @@ class KubernetesManifestsTest {
                 .endsWith("max_connections leaves 97 connections to the services, which may open 276");
     }
 
+    @Test
+    void aWalSenderTimeoutLongerThanTheRelaysHandOverIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml, "      max_slot_wal_keep_size: 2GB\n",
+                "      max_slot_wal_keep_size: 2GB\n      wal_sender_timeout: 1min\n"));
+
+        assertThat(ManifestChecks.postgres(render(manifests, "prod"))).singleElement().asString()
+                .endsWith("wal_sender_timeout 1min lets a vanished relay hold its slot longer than its lock (about 20 s), "
+                        + "and the standby then waits for the slot");
+        assertThat(ManifestChecks.seconds("20s")).isEqualTo(20);
+        assertThat(ManifestChecks.seconds("5000")).as("milliseconds without a unit").isEqualTo(5);
+    }
+
     // ------------------------------------------------------------------------------------------------ helpers
 
     private static Rendered rendered(String overlay) {

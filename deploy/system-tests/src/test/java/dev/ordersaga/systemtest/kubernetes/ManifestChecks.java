@@ -454,6 +454,23 @@ final class ManifestChecks {
         }
     }
 
+    /** A PostgreSQL time setting in seconds: a number with ms, s, min, h or d, or milliseconds without a unit. */
+    static double seconds(String setting) {
+        Matcher m = Pattern.compile("\\s*(\\d+)\\s*(ms|s|min|h|d)?\\s*").matcher(setting);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("not a PostgreSQL time: " + setting);
+        }
+        double value = Double.parseDouble(m.group(1));
+        String unit = m.group(2) == null ? "ms" : m.group(2);
+        return switch (unit) {
+            case "ms" -> value / 1000;
+            case "s" -> value;
+            case "min" -> value * 60;
+            case "h" -> value * 3600;
+            default -> value * 86400;
+        };
+    }
+
     private static Optional<String> tag(String image) {
         int colon = image.lastIndexOf(':');
         return colon > image.lastIndexOf('/') ? Optional.of(image.substring(colon + 1)) : Optional.empty();
@@ -612,6 +629,12 @@ final class ManifestChecks {
         }
         if (!parameters.path("max_slot_wal_keep_size").isTextual()) {
             problems.add(describe(cluster) + ": no max_slot_wal_keep_size, so a slot nobody reads may fill the disk");
+        }
+        // unset, CloudNativePG's own default (5 s) applies
+        JsonNode walSenderTimeout = parameters.path("wal_sender_timeout");
+        if (!walSenderTimeout.isMissingNode() && seconds(walSenderTimeout.asText()) > 20) {
+            problems.add(describe(cluster) + ": wal_sender_timeout " + walSenderTimeout.asText() + " lets a vanished "
+                    + "relay hold its slot longer than its lock (about 20 s), and the standby then waits for the slot");
         }
         int connections = connectionsOfTheServices(rendered);
         int allowed = parameters.path("max_connections").asInt(POSTGRES_DEFAULT_MAX_CONNECTIONS) - SUPERUSER_RESERVED;
