@@ -28,7 +28,12 @@ final class Json {
             throw ApiException.badRequest("a JSON body is required");
         }
         try {
-            return MAPPER.readValue(body, type);
+            T value = MAPPER.readValue(body, type);
+            if (value == null) {
+                // the body "null": Jackson reads it as no object at all, which no route can take
+                throw ApiException.badRequest("a JSON object body is required");
+            }
+            return value;
         } catch (JsonProcessingException e) {
             throw ApiException.badRequest("malformed JSON body: " + e.getOriginalMessage());
         } catch (IOException e) {

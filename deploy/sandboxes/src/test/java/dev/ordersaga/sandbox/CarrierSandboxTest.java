@@ -203,6 +203,7 @@ class CarrierSandboxTest {
     void createWithoutIdempotencyKeyOrAddressIs400() {
         assertThat(client.post("/v1/shipments", null, shipment()).status()).isEqualTo(400);
         assertThat(client.post("/v1/shipments", key(), "{\"reference\": \"order-1\"}").status()).isEqualTo(400);
+        assertThat(client.post("/v1/shipments", key(), "null").status()).as("a body that is JSON's null").isEqualTo(400);
         assertThat(client.ledger().get("shipments")).isEmpty();
     }
 
