@@ -84,6 +84,7 @@ public final class ProviderCalls<T> {
     /**
      * A row has a call due at {@code at}; to be called once the transaction that said so has committed.
      *
+     * @param at      when the call is due; for a claimed call, when it was claimed, since its lease runs from then
      * @param claimed the call, when that transaction claimed it already; null to claim it when due
      */
     public void due(UUID id, Instant at, T claimed) {
@@ -92,7 +93,9 @@ public final class ProviderCalls<T> {
         }
         try {
             if (claimed != null) {
-                start(claimed);
+                // the lease began with the claim, not with the commit: a long batch after its claim counts as waiting
+                long sinceClaim = Math.max(0, Duration.between(at, Instant.now()).toNanos());
+                start(claimed, nanoTime.getAsLong() - sinceClaim);
                 return;
             }
             // rounded up: woken a fraction of a millisecond early, the claim would find the row not yet due
@@ -120,7 +123,7 @@ public final class ProviderCalls<T> {
             LOG.warnf(e, "Sweep of %s failed; trying again at the next one", name);
             return;
         }
-        due.forEach(this::start);
+        due.forEach(work -> start(work, nanoTime.getAsLong()));
     }
 
     /** Claimed calls waiting for a thread or running. */
@@ -156,9 +159,8 @@ public final class ProviderCalls<T> {
         }
     }
 
-    private void start(T work) {
+    private void start(T work, long claimedAt) {
         claimedCalls.incrementAndGet();
-        long claimedAt = nanoTime.getAsLong();
         try {
             executor.execute(() -> run(work, claimedAt));
         } catch (RejectedExecutionException e) {
@@ -168,8 +170,8 @@ public final class ProviderCalls<T> {
     }
 
     /**
-     * Makes the call, unless the claim waited for a thread for over half its lease (calls that all meet a slow provider
-     * ahead of it): a call made that late could still be under way when the lease runs out, and a row whose lease ran
+     * Makes the call, unless the claim waited for over half its lease (for a thread, behind calls that all meet a slow
+     * provider, or for the commit of the transaction that claimed it, behind the rest of its batch): a call made that late could still be under way when the lease runs out, and a row whose lease ran
      * out counts as having no call under way, so another worker could call again, or a cancellation could find
      * nothing at the provider and end the row while this call creates what it then no longer undoes. Left alone, the
      * row waits for its lease to run out and the sweep claims it again.

@@ -161,6 +161,18 @@ class ProviderCallsTest {
     }
 
     @Test
+    void aClaimWhoseTransactionCommittedOverHalfItsLeaseAfterTheClaimIsNotCalled() {
+        UUID late = UUID.randomUUID();
+        UUID onTime = UUID.randomUUID();
+        // claimed at the start of a batch whose commit came 16 s later, and one claimed moments before the commit
+        calls.due(late, Instant.now().minus(LEASE.dividedBy(2)).minusSeconds(1), late);
+        calls.due(onTime, Instant.now().minusSeconds(1), onTime);
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> calls.callsUnderWay() == 0);
+        assertThat(called).containsExactly(onTime);
+    }
+
+    @Test
     void nothingNewStartsOnceStopped() {
         calls.stop();
         UUID id = UUID.randomUUID();

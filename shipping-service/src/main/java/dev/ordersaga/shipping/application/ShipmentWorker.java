@@ -16,7 +16,6 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
-import java.time.Instant;
 
 /**
  * Makes the carrier calls, outside any transaction, on the shared {@link ProviderCalls} runtime: the row is claimed
@@ -60,10 +59,12 @@ public class ShipmentWorker {
         calls.due(due.shipmentId(), due.at(), null);
     }
 
-    /** After the commit of a transaction that claimed calls: make the ones it left claimed, at once. */
+    /**
+     * After the commit of a transaction that claimed calls: make the ones it left claimed, at once, unless the claim is
+     * half its lease old by now (the rest of a long batch before the commit): its lease began with the claim.
+     */
     void onClaimed(@Observes(during = TransactionPhase.AFTER_SUCCESS) ClaimedCalls claimed) {
-        Instant now = Instant.now();
-        claimed.calls().forEach(work -> calls.due(work.shipmentId(), now, work));
+        claimed.calls().forEach(work -> calls.due(work.shipmentId(), work.claimedUntil().minus(lease), work));
     }
 
     /** Crash recovery and everything the wake-ups missed: the rows whose next attempt is due. */
