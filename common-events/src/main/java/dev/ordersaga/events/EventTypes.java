@@ -19,6 +19,7 @@ public final class EventTypes {
             Map.entry("OrderConfirmed", OrderConfirmed.class),
             Map.entry("OrderCancelled", OrderCancelled.class),
             Map.entry("ShipmentRetryRequested", ShipmentRetryRequested.class),
+            Map.entry("PaymentRetryRequested", PaymentRetryRequested.class),
             Map.entry("StockReserved", StockReserved.class),
             Map.entry("StockReservationFailed", StockReservationFailed.class),
             Map.entry("StockReleased", StockReleased.class),

@@ -142,6 +142,17 @@ public class OrderService {
         return withItems(order);
     }
 
+    /** An operator sends an order whose payment was held back to payment, to be charged again. */
+    @Transactional
+    public Order retryPayment(UUID orderId, String operator) {
+        Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
+        String waitedFor = order.waitingReason();
+        publish(order, order.requestPaymentRetry("operator:" + operator));
+        operatorActions.persist(new OperatorAction(orderId, "retry-payment", operator, waitedFor));
+        LOG.warnf("Order %s: operator %s asked payment to charge again", orderId, operator);
+        return withItems(order);
+    }
+
     /** An operator sends an order that waits for the carrier back to shipping. */
     @Transactional
     public Order retryShipping(UUID orderId, String operator) {

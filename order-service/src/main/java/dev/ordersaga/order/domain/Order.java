@@ -6,6 +6,7 @@ import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.OrderEvent;
 import dev.ordersaga.events.OrderLine;
+import dev.ordersaga.events.PaymentRetryRequested;
 import dev.ordersaga.events.Reasons;
 import dev.ordersaga.events.ShipmentRetryRequested;
 import dev.ordersaga.events.ShippingAddress;
@@ -284,6 +285,22 @@ public class Order {
         waitingReason = Reasons.fit(reason, MAX_REASON_LENGTH);
         waitingSince = Instant.now();
         updatedAt = waitingSince;
+    }
+
+    /**
+     * An operator, having found no charge at the provider, sends an order whose payment was held back to payment: it
+     * charges again under the key the provider forgot. Only while the order waits for the payment.
+     */
+    public PaymentRetryRequested requestPaymentRetry(String operator) {
+        if (waitingFor != Participant.PAYMENT) {
+            throw new IllegalTransitionException(status, "requestPaymentRetry");
+        }
+        switch (status) {
+            case PENDING, STOCK_RESERVED -> clearWaiting();
+            default -> throw new IllegalTransitionException(status, "requestPaymentRetry");
+        }
+        updatedAt = Instant.now();
+        return new PaymentRetryRequested(operator);
     }
 
     /** An operator sends an order that waits for the carrier back to shipping. */

@@ -52,7 +52,7 @@ public class OperatorResource {
     @Inject
     SecurityIdentity identity;
 
-    /** {@code waitingFor}: whose step waits (SHIPPING: retry-shipping or cancel; PAYMENT: cancel); null if it does not. */
+    /** {@code waitingFor}: whose step waits (SHIPPING: retry-shipping or cancel; PAYMENT: retry-payment or cancel). */
     public record WaitingOrder(UUID orderId, String status, String reason, Instant since, String correlationId,
                                String waitingFor) {
     }
@@ -93,6 +93,17 @@ public class OperatorResource {
         Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
         try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
             return Response.accepted(OrderView.of(orders.retryShipping(id, operator()))).build();
+        }
+    }
+
+    @POST
+    @Path("/{id}/retry-payment")
+    @Operation(summary = "Ask payment to charge again an order whose payment was held, once the provider showed no "
+            + "charge for it (the provider forgot the payment's key, so a charge sent now is a new one)")
+    public Response retryPayment(@PathParam("id") UUID id) {
+        Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
+        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
+            return Response.accepted(OrderView.of(orders.retryPayment(id, operator()))).build();
         }
     }
 

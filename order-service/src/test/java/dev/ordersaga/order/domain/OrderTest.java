@@ -253,6 +253,27 @@ class OrderTest {
     }
 
     @Test
+    void anOrderWhoseChargeIsHeldIsSentBackToPaymentOnlyWhileItWaitsForIt() {
+        Order order = orderIn(OrderStatus.STOCK_RESERVED);
+        assertThatThrownBy(() -> order.requestPaymentRetry("operator:alice")).as("not waiting")
+                .isInstanceOf(IllegalTransitionException.class);
+        order.onPaymentOnHold("payment provider has no charge under key pay-1");
+
+        assertThat(order.requestPaymentRetry("operator:alice").requestedBy()).isEqualTo("operator:alice");
+
+        assertThat(order.waitingFor()).isNull();
+        assertThat(order.waitingReason()).isNull();
+        assertThat(order.status()).isEqualTo(OrderStatus.STOCK_RESERVED);
+        assertThatThrownBy(() -> order.requestPaymentRetry("operator:alice")).as("sent back once")
+                .isInstanceOf(IllegalTransitionException.class);
+
+        Order carrierDown = orderIn(OrderStatus.PAID);
+        carrierDown.onShipmentOnHold("carrier unavailable after 5 attempts");
+        assertThatThrownBy(() -> carrierDown.requestPaymentRetry("operator:alice")).as("it waits for the carrier")
+                .isInstanceOf(IllegalTransitionException.class);
+    }
+
+    @Test
     void cancellingAnOrderWhoseChargeIsHeldStopsTheWait() {
         Order order = orderIn(OrderStatus.STOCK_RESERVED);
         order.onPaymentOnHold("payment provider has no charge under key pay-1");

@@ -9,6 +9,7 @@ import dev.ordersaga.events.Ids;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentOnHold;
+import dev.ordersaga.events.PaymentRetryRequested;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.SagaEvent;
@@ -318,6 +319,31 @@ class OrderSagaTest {
         given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", order.id())
                 .then().body("action", equalTo(List.of("retry-shipping", "cancel")))
                 .body("operator", everyItemIs("operator"));
+    }
+
+    @Test
+    void anOrderWhoseChargeIsHeldIsSentBackToPaymentByAnOperator() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of()));
+        publish(order, new PaymentOnHold("pay-1", "payment provider has no charge under key pay-1", 3));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                given().get("/orders/{id}", order.id()).then().body("waitingReason", equalTo(
+                        "payment provider has no charge under key pay-1")));
+
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/orders/{id}/retry-payment", order.id()).then().statusCode(202)
+                .body("waitingReason", nullValue());
+        PaymentRetryRequested retry = (PaymentRetryRequested) awaitEvent(order, "PaymentRetryRequested").payload();
+        assertThat(retry.requestedBy()).isEqualTo("operator:operator");
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/orders/{id}/retry-payment", order.id()).then().statusCode(409)
+                .contentType("application/problem+json");
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", order.id())
+                .then().body("action", equalTo(List.of("retry-payment")))
+                .body("detail", equalTo(List.of("payment provider has no charge under key pay-1")));
+
+        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        awaitStatus(order, "PAID");
     }
 
     @Test

@@ -7,6 +7,7 @@ import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.PaymentEvent;
+import dev.ordersaga.events.PaymentRetryRequested;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
@@ -168,6 +169,33 @@ public class PaymentService {
         LOG.infof("Order %s cancelling (%s): payment %s %s -> %s%s", event.orderId(), cancelling.reason(), payment.id(),
                 before, payment.status(), describe(payment, events));
         afterTransition(payment, asRead, events, now);
+    }
+
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void onPaymentRetryRequested(EventEnvelope<?> event, PaymentRetryRequested retry, InboxClaim claim) {
+        Optional<Payment> existing = payments.lockByOrderIdForChange(event.orderId(), claim);
+        if (claim.duplicate()) {
+            return;
+        }
+        if (existing.isEmpty()) {
+            LOG.warnf("%s asked to charge order %s again, which has no payment here: nothing to do", retry.requestedBy(),
+                    event.orderId());
+            return;
+        }
+        Instant now = Instant.now();
+        Payment payment = existing.get();
+        Payment.Progress asRead = payment.progress();
+        boolean held = payment.isHeld();
+        payment.retryHeldCharge(event.eventId(), now);
+        if (held && !payment.isHeld()) {
+            LOG.warnf("%s asked to charge order %s again: charging %s %s under key %s, which the provider no longer "
+                    + "knows", retry.requestedBy(), event.orderId(), payment.amount(), payment.currency(),
+                    payment.idempotencyKey());
+        } else {
+            LOG.infof("%s asked to charge order %s again, but payment %s is not held (%s): nothing to do",
+                    retry.requestedBy(), event.orderId(), payment.id(), payment.status());
+        }
+        afterTransition(payment, asRead, List.of(), now);
     }
 
     // ---- provider outcomes (worker, webhook): each in its own transaction ----

@@ -453,6 +453,23 @@ public class Payment {
         return events;
     }
 
+    /**
+     * PaymentRetryRequested: an operator found no charge at the provider for a held payment and sends it back. It is
+     * charged as at first, under the same key (which the provider no longer knows), its recharge window starting
+     * afresh. A payment not held (the provider's news resolved it meanwhile, or the order is cancelling) is left as it
+     * is: a repeat or a stale request.
+     */
+    public void retryHeldCharge(UUID eventId, Instant now) {
+        if (!isHeld() || cancelRequested) {
+            return;
+        }
+        causedByEventId = eventId;
+        attempts = 0;
+        chargingSince = now;
+        nextAttemptAt = now;
+        updatedAt = now;
+    }
+
     /** Charging, and no call is owed until an operator or the provider's own news moves it ({@link #chargeHeld}). */
     public boolean isHeld() {
         return status == PaymentStatus.CHARGING && nextAttemptAt == null;

@@ -4,6 +4,7 @@ import dev.ordersaga.eventing.EventHandlers;
 import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
+import dev.ordersaga.events.PaymentRetryRequested;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.payment.application.PaymentService;
 import dev.ordersaga.payment.persistence.PaymentRepository;
@@ -39,7 +40,8 @@ public class SagaEventsConsumer {
                 .lockingOrdersIn(PaymentRepository.ORDER_LOCK_SPACE)
                 .on(OrderCreated.class, payments::onOrderCreated)
                 .on(StockReserved.class, payments::onStockReserved)
-                .on(OrderCancelling.class, payments::onOrderCancelling);
+                .on(OrderCancelling.class, payments::onOrderCancelling)
+                .on(PaymentRetryRequested.class, payments::onPaymentRetryRequested);
     }
 
     /** The handlers as the consumer applies events through them, for a test to apply an event as a delivery would. */

@@ -4,6 +4,7 @@ import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentOnHold;
 import dev.ordersaga.events.PaymentRefunded;
+import dev.ordersaga.events.PaymentRetryRequested;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.events.Topics;
@@ -474,6 +475,29 @@ class PaymentSagaTest {
         assertThat(payment(saga).isHeld()).isTrue();
         awaitOne(saga, PaymentOnHold.class);
         assertThat(ledger(saga).charges()).as("no charge sent").isEmpty();
+    }
+
+    @Test
+    void aHeldChargeAnOperatorSendsBackIsChargedOnce() {
+        OrderSaga saga = saga("held-then-retried");
+        PaymentTask claimed = heldChargeOf(saga);
+        awaitOne(saga, PaymentOnHold.class);
+
+        // the operator found no charge at the provider; order-service publishes the request on order.events
+        EventEnvelope<PaymentRetryRequested> retry = saga.publish(new PaymentRetryRequested("operator:alice"));
+
+        EventEnvelope<PaymentSucceeded> succeeded = awaitOne(saga, PaymentSucceeded.class);
+        assertThat(succeeded.causationId()).isEqualTo(retry.eventId());
+        assertThat(ledger(saga).charges()).singleElement().satisfies(charge -> {
+            assertThat(charge.idempotencyKey()).isEqualTo(claimed.chargeIdempotencyKey());
+            assertThat(charge.chargeId()).isEqualTo(succeeded.payload().providerChargeId());
+        });
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
+
+        saga.publish(new PaymentRetryRequested("operator:alice"));
+        saga.publish(orderCancelling());
+        awaitOne(saga, PaymentRefunded.class);
+        assertThat(ledger(saga).charges()).as("a repeated request charges nothing more").hasSize(1);
     }
 
     @Test

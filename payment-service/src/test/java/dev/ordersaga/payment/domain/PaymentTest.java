@@ -367,6 +367,30 @@ class PaymentTest {
     }
 
     @Test
+    void anOperatorsRetryChargesAHeldPaymentAsAtFirstWithItsWindowAfresh() {
+        Payment payment = heldPayment();
+        UUID retry = UUID.randomUUID();
+        Instant later = NOW.plus(Duration.ofHours(13));
+
+        payment.retryHeldCharge(retry, later);
+
+        assertThat(payment.isHeld()).isFalse();
+        assertThat(payment.isDue(later)).isTrue();
+        assertThat(payment.nextCall()).as("a charge, not a look").isEqualTo(Payment.ProviderCall.CHARGE);
+        assertThat(payment.chargingSince()).isEqualTo(later);
+        assertThat(payment.causedByEventId()).isEqualTo(retry);
+
+        Payment notHeld = paymentIn(PaymentStatus.CHARGING);
+        Payment.Progress before = notHeld.progress();
+        notHeld.retryHeldCharge(UUID.randomUUID(), later);
+        assertThat(notHeld.progress()).as("a stale or repeated request changes nothing").isEqualTo(before);
+        Payment succeeded = paymentIn(PaymentStatus.SUCCEEDED);
+        Payment.Progress settled = succeeded.progress();
+        succeeded.retryHeldCharge(UUID.randomUUID(), later);
+        assertThat(succeeded.progress()).isEqualTo(settled);
+    }
+
+    @Test
     void cancellingAHeldChargeAsksTheProviderOnceMoreAndSendsNoCharge() {
         Payment payment = heldPayment();
 
