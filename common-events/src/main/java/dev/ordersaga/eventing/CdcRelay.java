@@ -385,6 +385,9 @@ public class CdcRelay {
                             + "(failover, restore or drop); events committed since its last published one may be lost, "
                             + "and their sagas are listed as stalled. Creating it anew", serviceName, slotName());
                 }
+                // at startup this holds the service back: said, so that a start that hangs here can be told apart
+                LOG.infof("Creating replication slot %s: PostgreSQL waits for the transactions running now, in every "
+                        + "database of the cluster, to end", slotName());
                 try (PreparedStatement create = session.prepareStatement("SELECT pg_create_logical_replication_slot(?, 'pgoutput')")) {
                     create.setString(1, slotName());
                     create.execute();
