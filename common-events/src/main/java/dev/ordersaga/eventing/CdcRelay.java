@@ -34,6 +34,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -159,6 +160,10 @@ public class CdcRelay {
     @Inject
     MeterRegistry meters;
 
+    /** How long a start waits for publication and slot: within Kubernetes' startup probe (3 minutes). */
+    private static final Duration PREPARE_DEADLINE = Duration.ofMinutes(2);
+    private static final Duration PREPARE_STATEMENT_TIMEOUT = Duration.ofSeconds(20);
+
     private final AtomicReference<RelayRole> role = new AtomicReference<>(RelayRole.STOPPED);
     private final AtomicReference<String> lastError = new AtomicReference<>();
     private final CountDownLatch stopSignal = new CountDownLatch(1);
@@ -172,10 +177,11 @@ public class CdcRelay {
     private Timer publishLatency;
 
     /**
-     * First of the startup observers: HTTP and the Kafka consumers start after them (SmallRye Reactive Messaging's
-     * own observer has a later priority), so the publication and slot are ready before the service's first write.
+     * First of the startup observers, before the scheduler's (its jobs write: the provider-call sweeps, the reports)
+     * and SmallRye Reactive Messaging's; HTTP opens once they all returned. So the publication and slot are ready
+     * before the service's first write.
      */
-    void onStart(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) StartupEvent event) {
+    void onStart(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 1) StartupEvent event) {
         if (!enabled) {
             role.set(RelayRole.DISABLED);
             LOG.info("CDC relay disabled by configuration");
@@ -237,16 +243,34 @@ public class CdcRelay {
      * A row committed before its slot exists is never decoded, and the outbox keeps no rows to read again. Left to the
      * supervisor, the slot of a new database was created while HTTP and the consumers already wrote: the events of a
      * fresh deployment's first moments were lost. So the publication and slot are prepared here, before the service
-     * takes a write; on a database that has them this is two reads. A failure (the database away) is left to the
-     * supervisor, which prepares them again before it streams.
+     * takes a write; on a database that has them this is two reads. A failure is tried again until
+     * {@link #PREPARE_DEADLINE}, then the start fails: a service without its slot (slots used up, a role without
+     * REPLICATION) would take writes that are never published. Each attempt's statements end within
+     * {@link #PREPARE_STATEMENT_TIMEOUT} on the server's side, so a start killed while it waits (the slot's creation waits
+     * for every running transaction) leaves no session behind.
      */
     private void prepareBeforeWrites() {
-        try (Connection session = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
-            prepareSlotExclusively(session);
-        } catch (SQLException e) {
-            lastError.set(e.toString());
-            LOG.warnf("CDC relay of %s: publication and slot not prepared at startup (%s); prepared before it streams",
-                    serviceName, e.toString());
+        Instant deadline = Instant.now().plus(PREPARE_DEADLINE);
+        while (true) {
+            try (Connection session = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
+                try (Statement st = session.createStatement()) {
+                    st.execute("SET statement_timeout = " + PREPARE_STATEMENT_TIMEOUT.toMillis());
+                }
+                prepareSlotExclusively(session);
+                return;
+            } catch (SQLException e) {
+                lastError.set(e.toString());
+                if (Instant.now().isAfter(deadline)) {
+                    throw new IllegalStateException("CDC relay of " + serviceName + ": publication and slot "
+                            + slotName() + " not prepared within " + PREPARE_DEADLINE + "; the service takes no writes "
+                            + "without them, since a row committed before its slot exists is never published", e);
+                }
+                LOG.warnf("CDC relay of %s: publication and slot not prepared yet (%s); trying again before the "
+                        + "service starts", serviceName, e.toString());
+                if (pause(retryBackoff)) {
+                    return;
+                }
+            }
         }
     }
 

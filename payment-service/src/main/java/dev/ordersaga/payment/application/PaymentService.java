@@ -280,11 +280,11 @@ public class PaymentService {
      * @return whether it was put on hold now (not held already, not resolved meanwhile, its order not cancelling)
      */
     @Transactional
-    public boolean recordChargeHeld(UUID paymentId, String reason) {
+    public boolean recordChargeHeld(UUID paymentId, String reason, Instant chargingSinceOfTheCall) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
         Payment.Progress asRead = payment.progress();
-        List<PaymentEvent> events = payment.chargeHeld(reason, now);
+        List<PaymentEvent> events = payment.chargeHeld(reason, now, chargingSinceOfTheCall);
         afterTransition(payment, asRead, events, now);
         return !events.isEmpty();
     }

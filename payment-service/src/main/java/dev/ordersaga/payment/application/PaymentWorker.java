@@ -189,7 +189,7 @@ public class PaymentWorker {
         String reason = "payment provider has no charge under key " + task.chargeIdempotencyKey() + ", charging since "
                 + age + " (recharge window " + rechargeWindow.length() + "): it may have forgotten the key, so none is "
                 + "sent again; check the provider, then cancel, or its settlement report ends the hold";
-        if (payments.recordChargeHeld(task.paymentId(), reason)) {
+        if (payments.recordChargeHeld(task.paymentId(), reason, task.chargingSince())) {
             chargesHeld.increment();
             LOG.errorf("ALERT charge held for an operator: order %s: %s", task.orderId(), reason);
         }

@@ -432,11 +432,18 @@ public class Payment {
      * settlement report: {@link #chargeSucceeded}, {@link #chargeDeclined}) or when the order is cancelled
      * ({@link #requestCancellation}: a status look, then {@link #chargeAbandoned}). Cancelling meanwhile, it is not held:
      * the provider is asked again at once, and the cancellation answered from that.
+     *
+     * @param chargingSinceOfTheCall the start of charging the call that found no charge was made for: another one
+     *                               means an operator sent the payment back meanwhile ({@link #retryHeldCharge}), and
+     *                               the stale call's answer is not the new charge's
      */
-    public List<PaymentEvent> chargeHeld(String reason, Instant now) {
+    public List<PaymentEvent> chargeHeld(String reason, Instant now, Instant chargingSinceOfTheCall) {
         List<PaymentEvent> events = new ArrayList<>();
         switch (status) {
             case CHARGING -> {
+                if (!Objects.equals(chargingSince, chargingSinceOfTheCall)) {
+                    return events;
+                }
                 if (cancelRequested) {
                     nextAttemptAt = now;
                 } else if (!isHeld()) {

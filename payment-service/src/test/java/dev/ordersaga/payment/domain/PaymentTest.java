@@ -151,7 +151,7 @@ class PaymentTest {
             p.noteNoLateSettlement(NOW, WATCH);
             return List.of();
         });
-        TRANSITIONS.put("chargeHeld", p -> p.chargeHeld("the provider may have forgotten the key", NOW));
+        TRANSITIONS.put("chargeHeld", p -> p.chargeHeld("the provider may have forgotten the key", NOW, NOW));
         TRANSITIONS.put("chargeUnresolved", p -> {
             p.chargeUnresolved(NOW, BACKOFF);
             return List.of();
@@ -341,7 +341,7 @@ class PaymentTest {
         Payment payment = paymentIn(PaymentStatus.CHARGING);
         payment.chargeUnresolved(NOW, BACKOFF);
 
-        List<PaymentEvent> events = payment.chargeHeld("the provider may have forgotten the key", NOW);
+        List<PaymentEvent> events = payment.chargeHeld("the provider may have forgotten the key", NOW, NOW);
 
         assertThat(events).containsExactly(new PaymentOnHold(payment.id().toString(),
                 "the provider may have forgotten the key", 1));
@@ -349,7 +349,7 @@ class PaymentTest {
         assertThat(payment.status()).isEqualTo(PaymentStatus.CHARGING);
         assertThat(payment.nextAttemptAt()).isNull();
         assertThat(payment.isDue(NOW.plus(Duration.ofDays(365)))).as("no call, ever, on its own").isFalse();
-        assertThat(payment.chargeHeld("again", NOW)).as("held once").isEmpty();
+        assertThat(payment.chargeHeld("again", NOW, NOW)).as("held once").isEmpty();
         assertThat(payment.chargeUnresolved(NOW, BACKOFF)).as("a stale call's outcome").isZero();
         assertThat(payment.isHeld()).isTrue();
     }
@@ -379,6 +379,9 @@ class PaymentTest {
         assertThat(payment.nextCall()).as("a charge, not a look").isEqualTo(Payment.ProviderCall.CHARGE);
         assertThat(payment.chargingSince()).isEqualTo(later);
         assertThat(payment.causedByEventId()).isEqualTo(retry);
+        assertThat(payment.chargeHeld("a status query made before the retry", later, NOW))
+                .as("a call from before the retry is not the new charge's").isEmpty();
+        assertThat(payment.isHeld()).isFalse();
 
         Payment notHeld = paymentIn(PaymentStatus.CHARGING);
         Payment.Progress before = notHeld.progress();
@@ -411,7 +414,7 @@ class PaymentTest {
         payment.chargeUnresolved(NOW, BACKOFF);
         payment.requestCancellation(UUID.randomUUID(), NOW);
 
-        assertThat(payment.chargeHeld("the provider may have forgotten the key", NOW)).isEmpty();
+        assertThat(payment.chargeHeld("the provider may have forgotten the key", NOW, NOW)).isEmpty();
 
         assertThat(payment.isHeld()).isFalse();
         assertThat(payment.isDue(NOW)).isTrue();
@@ -717,7 +720,7 @@ class PaymentTest {
     private static Payment heldPayment() {
         Payment payment = paymentIn(PaymentStatus.CHARGING);
         payment.chargeUnresolved(NOW, BACKOFF);
-        payment.chargeHeld("the provider may have forgotten the key", NOW);
+        payment.chargeHeld("the provider may have forgotten the key", NOW, NOW);
         assertThat(payment.isHeld()).isTrue();
         return payment;
     }
