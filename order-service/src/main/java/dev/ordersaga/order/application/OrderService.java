@@ -37,6 +37,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -145,22 +146,24 @@ public class OrderService {
     /** An operator sends an order whose payment was held back to payment, to be charged again. */
     @Transactional
     public Order retryPayment(UUID orderId, String operator) {
-        Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
-        String waitedFor = order.waitingReason();
-        publish(order, order.requestPaymentRetry("operator:" + operator));
-        operatorActions.persist(new OperatorAction(orderId, "retry-payment", operator, waitedFor));
-        LOG.warnf("Order %s: operator %s asked payment to charge again", orderId, operator);
-        return withItems(order);
+        return sendBack(orderId, operator, "retry-payment", Order::requestPaymentRetry, "payment to charge again");
     }
 
     /** An operator sends an order that waits for the carrier back to shipping. */
     @Transactional
     public Order retryShipping(UUID orderId, String operator) {
+        return sendBack(orderId, operator, "retry-shipping", Order::requestShipmentRetry,
+                "shipping to try the carrier again");
+    }
+
+    /** An order that waits for a person goes back to the participant it waits for, with what it waited for on record. */
+    private Order sendBack(UUID orderId, String operator, String action, BiFunction<Order, String, OrderEvent> request,
+                           String asked) {
         Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
         String waitedFor = order.waitingReason();
-        publish(order, order.requestShipmentRetry("operator:" + operator));
-        operatorActions.persist(new OperatorAction(orderId, "retry-shipping", operator, waitedFor));
-        LOG.warnf("Order %s: operator %s asked shipping to try the carrier again", orderId, operator);
+        publish(order, request.apply(order, "operator:" + operator));
+        operatorActions.persist(new OperatorAction(orderId, action, operator, waitedFor));
+        LOG.warnf("Order %s: operator %s asked %s", orderId, operator, asked);
         return withItems(order);
     }
 
