@@ -181,14 +181,15 @@ public class PaymentWorker {
     /**
      * The provider has no charge under a key that it may have forgotten by now: a charge sent again could be a second
      * one, so none is; the order waits for an operator, who finds in the provider's dashboard whether the customer was
-     * charged. The provider's webhook or its settlement report ends the hold if the charge is there after all.
+     * charged, and sends the order back to be charged (retry-payment) or cancels it. The provider's webhook or its
+     * settlement report ends the hold if the charge is there after all.
      */
     private void hold(PaymentTask task, Instant now) {
         String age = task.chargingSince() == null ? "at an unknown time"
                 : Duration.between(task.chargingSince(), now).toMinutes() + " min ago";
         String reason = "payment provider has no charge under key " + task.chargeIdempotencyKey() + ", charging since "
                 + age + " (recharge window " + rechargeWindow.length() + "): it may have forgotten the key, so none is "
-                + "sent again; check the provider, then cancel, or its settlement report ends the hold";
+                + "sent again; check the provider, then retry-payment or cancel";
         if (payments.recordChargeHeld(task.paymentId(), reason, task.chargingSince())) {
             chargesHeld.increment();
             LOG.errorf("ALERT charge held for an operator: order %s: %s", task.orderId(), reason);
