@@ -151,33 +151,41 @@ class ShipmentWorkerTest {
         assertThat(carrier().shipmentsOf(orderId)).isEmpty();
     }
 
+    /**
+     * PaymentSucceeded's transaction claimed the create call and handed it to a worker. The order's cancellation, heard
+     * while the call is under way, waits for it; once the carrier's answer is recorded the new shipment is cancelled
+     * at the carrier. The claim is the row's, and the test is the worker: the call is made when the test says, so no
+     * sandbox delay has to outlast the test's steps.
+     */
     @Test
-    void cancelRequestedWhileTheCreateCallIsInFlightIsCancelledAtTheCarrierAfterwards() {
-        CarrierWorkload.awaitIdle(dataSource);
+    void cancelRequestedWhileTheCreateCallIsInFlightIsCancelledAtTheCarrierAfterwards() throws Exception {
         SagaEvents.Saga saga = events.saga();
-        carrier().slow(1500); // the carrier creates at once and holds its answer back
-        saga.send(orderCreated());
-        saga.send(paymentSucceeded());
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
-                .until(() -> !carrier().shipmentsOf(saga.orderId()).isEmpty());
-        assertThat(row(saga.orderId()).isInFlight(Instant.now())).isTrue();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        UUID paymentEventId = UUID.randomUUID();
+        Instant claimedUntil = Instant.now().plusSeconds(30).truncatedTo(ChronoUnit.MICROS);
+        insertShipment(shipmentId, orderId, saga.correlationId(), paymentEventId, 0, Instant.now(), claimedUntil);
+        Shipment claimed = row(orderId);
+        assertThat(claimed.isInFlight(Instant.now())).isTrue();
+        CarrierWork call = new CarrierWork(CarrierWork.Kind.CREATE, shipmentId, orderId, saga.correlationId(),
+                paymentEventId, claimed.address(), null, 1, claimedUntil);
 
         EventEnvelope<OrderCancelling> cancelling = hearCancelling(saga);
-        carrier().slow(0);
-        Shipment waiting = row(saga.orderId());
+        Shipment waiting = row(orderId);
         assertThat(waiting.status()).as("the call is still under way").isEqualTo(ShipmentStatus.REQUESTED);
         assertThat(waiting.isCancelRequested()).isTrue();
 
-        EventEnvelope<ShipmentCancelled> cancelled = published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
+        worker.perform(call);
+        EventEnvelope<ShipmentCancelled> cancelled = published.await(orderId, ShipmentCancelled.class, WAIT);
 
         assertThat(cancelled.causationId()).isEqualTo(cancelling.eventId());
-        assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCreated", "ShipmentCancelled");
-        String carrierId = published.of(saga.orderId(), ShipmentCreated.class).get(0).payload().carrierShipmentId();
-        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement().satisfies(s -> {
+        assertThat(published.typesOf(orderId)).containsExactly("ShipmentCreated", "ShipmentCancelled");
+        String carrierId = published.of(orderId, ShipmentCreated.class).get(0).payload().carrierShipmentId();
+        assertThat(carrier().shipmentsOf(orderId)).singleElement().satisfies(s -> {
             assertThat(s.shipmentId()).isEqualTo(carrierId);
             assertThat(s.status()).isEqualTo("cancelled");
         });
-        Shipment done = row(saga.orderId());
+        Shipment done = row(orderId);
         assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
         assertThat(done.carrierShipmentId()).isEqualTo(carrierId);
     }
@@ -334,40 +342,49 @@ class ShipmentWorkerTest {
         assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
     }
 
-    /** Workers (threads here; replicas alike) racing for one due row: exactly one gets to call the carrier. */
+    /**
+     * Workers (threads here; replicas alike) racing for one due row: exactly one gets to call the carrier. The
+     * service's own sweep races too, and when it wins none of the threads holds the row; the race is run again with a
+     * new row until a thread wins, so that the threads' race is what is shown.
+     */
     @Test
     void oneDueRowIsClaimedByOneWorkerOnly() throws Exception {
-        UUID orderId = UUID.randomUUID();
-        UUID shipmentId = UUID.randomUUID();
-        insertShipment(shipmentId, orderId, "shipping-test-" + orderId, UUID.randomUUID(), 0, Instant.now(), null);
-
         int racers = 8;
-        CyclicBarrier start = new CyclicBarrier(racers);
         ExecutorService pool = Executors.newFixedThreadPool(racers);
-        List<CarrierWork> claims = new ArrayList<>();
         try {
-            List<Future<Optional<CarrierWork>>> runs = new ArrayList<>();
-            for (int i = 0; i < racers; i++) {
-                runs.add(pool.submit(() -> {
-                    start.await();
-                    return shipping.claim(shipmentId);
-                }));
-            }
-            for (Future<Optional<CarrierWork>> run : runs) {
-                run.get(30, TimeUnit.SECONDS).ifPresent(claims::add);
+            for (int round = 1; round <= 5; round++) {
+                UUID orderId = UUID.randomUUID();
+                UUID shipmentId = UUID.randomUUID();
+                insertShipment(shipmentId, orderId, "shipping-test-" + orderId, UUID.randomUUID(), 0, Instant.now(),
+                        null);
+                CyclicBarrier start = new CyclicBarrier(racers);
+                List<Future<Optional<CarrierWork>>> runs = new ArrayList<>();
+                for (int i = 0; i < racers; i++) {
+                    runs.add(pool.submit(() -> {
+                        start.await();
+                        return shipping.claim(shipmentId);
+                    }));
+                }
+                List<CarrierWork> claims = new ArrayList<>();
+                for (Future<Optional<CarrierWork>> run : runs) {
+                    run.get(30, TimeUnit.SECONDS).ifPresent(claims::add);
+                }
+                assertThat(claims).as("round %d", round).hasSizeLessThanOrEqualTo(1);
+                claims.forEach(worker::perform);
+
+                published.await(orderId, ShipmentCreated.class, WAIT);
+                await().during(Duration.ofMillis(1000)).atMost(Duration.ofSeconds(5))
+                        .until(() -> published.of(orderId, ShipmentCreated.class).size() == 1);
+                assertThat(carrier().shipmentsOf(orderId)).hasSize(1);
+                assertThat(row(orderId).isCreationUncertain()).isFalse();
+                if (claims.size() == 1) {
+                    return;
+                }
             }
         } finally {
             pool.shutdownNow();
         }
-        // the service's own sweep may have been quicker than all of them: then none of them holds it
-        assertThat(claims).hasSizeLessThanOrEqualTo(1);
-        claims.forEach(worker::perform);
-
-        published.await(orderId, ShipmentCreated.class, WAIT);
-        await().during(Duration.ofMillis(1000)).atMost(Duration.ofSeconds(5))
-                .until(() -> published.of(orderId, ShipmentCreated.class).size() == 1);
-        assertThat(carrier().shipmentsOf(orderId)).hasSize(1);
-        assertThat(row(orderId).isCreationUncertain()).isFalse();
+        throw new AssertionError("the sweep claimed the row before any of the racing threads in every round");
     }
 
     private void insertRequestedShipment(UUID orderId, String correlationId, UUID causedBy, int attempts, Instant next)
