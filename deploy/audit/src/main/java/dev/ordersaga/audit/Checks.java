@@ -49,7 +49,8 @@ import static dev.ordersaga.audit.Violation.ofSku;
  * The saga's invariants as pure functions of a {@link Snapshot}: no database, no Kafka, no HTTP. Each order in scope
  * is checked for
  * <ul>
- *   <li>being settled: CONFIRMED, CANCELLED, or waiting for an operator with a reason;</li>
+ *   <li>being settled: CONFIRMED, CANCELLED, or waiting for an operator with a reason, on the participant that is
+ *       held for one (SHIPPING: its shipment ON_HOLD; PAYMENT: its payment held);</li>
  *   <li>its outcome: CONFIRMED — reservation CONSUMED (holding the order's lines), net charge = total, exactly one
  *       live shipment at the carrier, payment SUCCEEDED and shipment CREATED; CANCELLED — no reservation RESERVED or
  *       CONSUMED, net charge zero, no live shipment, payment DECLINED, REFUNDED or CANCELLED and shipment CANCELLED;
@@ -82,6 +83,7 @@ public final class Checks {
         }
         for (Order order : snapshot.orders()) {
             violations.addAll(settled(order));
+            violations.addAll(waitsForAHold(order, index));
             violations.addAll(outcome(order, index));
             violations.addAll(effectsOnce(order, index));
             violations.addAll(events(order, index));
@@ -118,6 +120,32 @@ public final class Checks {
         }
         return List.of(ofOrder(Kind.NOT_SETTLED, order.id(),
                 "status " + order.status() + " and not waiting for an operator (no waiting reason)"));
+    }
+
+    /**
+     * An order waits for the participant it names, and that participant is what holds it up: each retry an operator
+     * may send resumes one participant's held step only. Orders that do not wait are judged by {@link #settled}.
+     */
+    static List<Violation> waitsForAHold(Order order, Index index) {
+        if (finished(order) || !waits(order) || order.waitingFor() == null) {
+            return List.of();
+        }
+        String held = switch (order.waitingFor()) {
+            case "SHIPPING" -> index.shipments(order.id()).stream().anyMatch(s -> "ON_HOLD".equals(s.status()))
+                    ? null : "no shipment of it is ON_HOLD (" + statuses(index.shipments(order.id()), Shipment::status) + ")";
+            case "PAYMENT" -> index.payments(order.id()).stream().anyMatch(Payment::held)
+                    ? null : "no payment of it is held (" + statuses(index.payments(order.id()), Payment::status) + ")";
+            default -> "no participant of that name";
+        };
+        if (held == null) {
+            return List.of();
+        }
+        return List.of(ofOrder(Kind.WAIT_WITHOUT_HOLD, order.id(),
+                "status " + order.status() + ", waits for " + order.waitingFor() + ", but " + held));
+    }
+
+    private static <T> String statuses(List<T> rows, Function<T, String> status) {
+        return rows.isEmpty() ? "none" : rows.stream().map(status).collect(Collectors.joining(", "));
     }
 
     private static boolean finished(Order order) {
@@ -422,6 +450,9 @@ public final class Checks {
                 case "DECLINED" -> expect.that("PaymentFailed", state);
                 default -> {
                 }
+            }
+            if (p.held()) {
+                expect.that("PaymentOnHold", state + " and held for an operator");
             }
             if (p.refundAnswered()) {
                 expect.that("PaymentRefunded", "the payment answered the cancellation (refund_answered)");

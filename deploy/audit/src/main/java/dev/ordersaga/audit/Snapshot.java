@@ -57,28 +57,36 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
 
     // --- order_db
 
-    /** A row of orders with its lines. {@code status} is order-service's OrderStatus name. */
+    /**
+     * A row of orders with its lines. {@code status} is order-service's OrderStatus name; {@code waitingFor} the
+     * participant an operator's decision is awaited for (SHIPPING, PAYMENT), null when the order does not wait or
+     * order_db predates the column.
+     */
     public record Order(UUID id, String status, BigDecimal total, String currency, String waitingReason,
-                        Instant createdAt, List<Line> lines, Facts facts) {
+                        String waitingFor, Instant createdAt, List<Line> lines, Facts facts) {
 
         public Order {
             lines = List.copyOf(lines);
         }
 
         public Order withStatus(String newStatus) {
-            return new Order(id, newStatus, total, currency, waitingReason, createdAt, lines, facts);
+            return new Order(id, newStatus, total, currency, waitingReason, waitingFor, createdAt, lines, facts);
         }
 
         public Order withWaitingReason(String reason) {
-            return new Order(id, status, total, currency, reason, createdAt, lines, facts);
+            return new Order(id, status, total, currency, reason, waitingFor, createdAt, lines, facts);
+        }
+
+        public Order withWaitingFor(String participant) {
+            return new Order(id, status, total, currency, waitingReason, participant, createdAt, lines, facts);
         }
 
         public Order withTotal(BigDecimal newTotal) {
-            return new Order(id, status, newTotal, currency, waitingReason, createdAt, lines, facts);
+            return new Order(id, status, newTotal, currency, waitingReason, waitingFor, createdAt, lines, facts);
         }
 
         public Order withFacts(Facts newFacts) {
-            return new Order(id, status, total, currency, waitingReason, createdAt, lines, newFacts);
+            return new Order(id, status, total, currency, waitingReason, waitingFor, createdAt, lines, newFacts);
         }
     }
 
@@ -134,11 +142,15 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
 
     // --- payment_db, shipping_db
 
-    /** {@code status}: PENDING, CHARGING, SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED. */
-    public record Payment(UUID id, UUID orderId, String status, BigDecimal amount, boolean refundAnswered) {
+    /**
+     * {@code status}: PENDING, CHARGING, SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED. {@code held}: CHARGING
+     * with no provider call owed, until an operator or the provider's news moves it (payment's {@code Payment.isHeld}).
+     */
+    public record Payment(UUID id, UUID orderId, String status, BigDecimal amount, boolean refundAnswered,
+                          boolean held) {
 
         public Payment withStatus(String newStatus) {
-            return new Payment(id, orderId, newStatus, amount, refundAnswered);
+            return new Payment(id, orderId, newStatus, amount, refundAnswered, held);
         }
     }
 

@@ -41,6 +41,11 @@ public record Violation(Kind kind, UUID orderId, String sku, String ledgerEntry,
         ORDER_NOT_FOUND("order not found"),
         /** neither CONFIRMED nor CANCELLED, and not waiting for an operator with a reason */
         NOT_SETTLED("not settled"),
+        /**
+         * an order waits for an operator's decision on a participant (waiting_for) whose row is not held: SHIPPING
+         * without an ON_HOLD shipment, PAYMENT without a held payment; the operator's retry would resume nothing
+         */
+        WAIT_WITHOUT_HOLD("waits for a participant that holds nothing"),
         /** CONFIRMED without a CONSUMED reservation, CANCELLED without a reservation or with one still RESERVED or CONSUMED */
         RESERVATION_STATE("reservation in the wrong state"),
         /** CONFIRMED, and the consumed reservation holds other quantities than the order's lines */

@@ -64,6 +64,14 @@ class ChecksTest {
         }
 
         @Test
+        void anOrderWaitingForItsHeldPaymentIsSettled() {
+            world.waitingForPayment();
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.waiting()).isEqualTo(1);
+        }
+
+        @Test
         void anEventDeliveredTwiceIsCountedAsInformationNotAViolation() {
             UUID order = world.confirmed();
             TopicEvent reserved = world.eventOf(order, "StockReserved");
@@ -106,6 +114,30 @@ class ChecksTest {
             UUID order = world.waitingForOperator();
             world.replaceOrder(order, o -> o.withWaitingReason(null));
             assertThat(onlyViolation(Kind.NOT_SETTLED, order).detail()).contains("PAID");
+        }
+
+        @Test
+        void anOrderWaitingForTheCarrierWhoseShipmentIsNotOnHoldIsReported() {
+            UUID order = world.waitingForOperator();
+            world.replaceShipment(order, s -> s.withStatus("REQUESTED"));
+            assertThat(onlyViolation(Kind.WAIT_WITHOUT_HOLD, order).detail())
+                    .isEqualTo("status PAID, waits for SHIPPING, but no shipment of it is ON_HOLD (REQUESTED)");
+        }
+
+        @Test
+        void anOrderWaitingForItsPaymentWhosePaymentIsNotHeldIsReported() {
+            UUID order = world.waitingForPayment();
+            world.replacePayment(order, p -> new Payment(p.id(), order, "CHARGING", p.amount(), false, false));
+            assertThat(onlyViolation(Kind.WAIT_WITHOUT_HOLD, order).detail())
+                    .isEqualTo("status STOCK_RESERVED, waits for PAYMENT, but no payment of it is held (CHARGING)");
+        }
+
+        @Test
+        void anOrderWaitingForThePaymentWhileItsShipmentIsOnHoldIsReported() {
+            UUID order = world.waitingForOperator();
+            world.replaceOrder(order, o -> o.withWaitingFor("PAYMENT"));
+            assertThat(onlyViolation(Kind.WAIT_WITHOUT_HOLD, order).detail())
+                    .isEqualTo("status PAID, waits for PAYMENT, but no payment of it is held (SUCCEEDED)");
         }
 
         @Test
@@ -295,7 +327,7 @@ class ChecksTest {
                     Arguments.of("a second payment row", "payment rows", (Function<World, UUID>) w -> {
                         UUID order = w.confirmed();
                         Payment p = w.payments.get(0);
-                        w.payments.add(new Payment(UUID.randomUUID(), order, p.status(), p.amount(), false));
+                        w.payments.add(new Payment(UUID.randomUUID(), order, p.status(), p.amount(), false, false));
                         return order;
                     }),
                     Arguments.of("a second shipment row", "shipment rows", (Function<World, UUID>) w -> {
@@ -479,7 +511,8 @@ class ChecksTest {
                     Arguments.of("undeliverable", "PaymentRefunded"),
                     Arguments.of("rejectedAndCancelNotYetAnswered", "ShipmentFailed"),
                     Arguments.of("cancelledAfterShipmentCreated", "ShipmentCreated"),
-                    Arguments.of("waitingForOperator", "ShipmentOnHold"));
+                    Arguments.of("waitingForOperator", "ShipmentOnHold"),
+                    Arguments.of("waitingForPayment", "PaymentOnHold"));
         }
 
         @ParameterizedTest(name = "{0}: {1}")
@@ -492,6 +525,7 @@ class ChecksTest {
                 case "undeliverable" -> world.undeliverable();
                 case "cancelledAfterShipmentCreated" -> world.cancelledAfterShipmentCreated();
                 case "waitingForOperator" -> world.waitingForOperator();
+                case "waitingForPayment" -> world.waitingForPayment();
                 case "rejectedAndCancelNotYetAnswered" -> {
                     // a CANCELLED shipment no longer shows that it was rejected; a REJECTED one does
                     UUID undeliverable = world.undeliverable();
@@ -519,6 +553,7 @@ class ChecksTest {
             UUID order = world.waitingForOperator();
             world.replaceShipment(order, s -> new Shipment(s.id(), order, "CREATED", "shp_1", false));
             world.unpublish(order, "ShipmentOnHold");
+            world.replaceOrder(order, o -> o.withWaitingFor(null));
             assertThat(onlyViolation(Kind.STATE_WITHOUT_EVENT, order).detail())
                     .isEqualTo("no ShipmentCreated on shipping.events, although the shipment is CREATED");
         }

@@ -75,7 +75,7 @@ final class World {
         publish(order, Topics.ORDER_EVENTS, "OrderConfirmed");
         finish(order, "CONFIRMED", new Facts(true, true, true, false, false, false));
         reservations.add(new Reservation(order, UUID.randomUUID(), "CONSUMED", null, List.of(new Line(sku, 2))));
-        payments.add(new Payment(payment, order, "SUCCEEDED", total, false));
+        payments.add(new Payment(payment, order, "SUCCEEDED", total, false, false));
         shipments.add(new Shipment(shipment, order, "CREATED", "shp_" + order, false));
         charges.add(new ProviderCharge("ch_" + order, payment.toString(), order.toString(), total, "EUR", "succeeded"));
         carrierShipments.add(new CarrierShipment("shp_" + order, shipment.toString(), order.toString(), "created"));
@@ -92,7 +92,7 @@ final class World {
         compensated(order);
         finish(order, "CANCELLED", new Facts(true, false, false, true, true, true));
         reservations.add(new Reservation(order, UUID.randomUUID(), "RELEASED", null, List.of(new Line(sku, 1))));
-        payments.add(new Payment(payment, order, "DECLINED", total(1), true));
+        payments.add(new Payment(payment, order, "DECLINED", total(1), true, false));
         shipments.add(new Shipment(UUID.randomUUID(), order, "CANCELLED", null, false));
         charges.add(new ProviderCharge("ch_" + order, payment.toString(), order.toString(), total(1), "EUR", "declined"));
         return order;
@@ -106,7 +106,7 @@ final class World {
         compensated(order);
         finish(order, "CANCELLED", new Facts(false, false, false, true, true, true));
         reservations.add(new Reservation(order, UUID.randomUUID(), "RELEASED", "insufficient stock", List.of()));
-        payments.add(new Payment(UUID.randomUUID(), order, "CANCELLED", total(1), true));
+        payments.add(new Payment(UUID.randomUUID(), order, "CANCELLED", total(1), true, false));
         shipments.add(new Shipment(UUID.randomUUID(), order, "CANCELLED", null, false));
         return order;
     }
@@ -123,7 +123,7 @@ final class World {
         compensated(order);
         finish(order, "CANCELLED", new Facts(true, true, false, true, true, true));
         reservations.add(new Reservation(order, UUID.randomUUID(), "RELEASED", null, List.of(new Line(sku, 2))));
-        payments.add(new Payment(payment, order, "REFUNDED", total, true));
+        payments.add(new Payment(payment, order, "REFUNDED", total, true, false));
         shipments.add(new Shipment(UUID.randomUUID(), order, "CANCELLED", null, false));
         charges.add(new ProviderCharge("ch_" + order, payment.toString(), order.toString(), total, "EUR", "succeeded"));
         refunds.add(new ProviderRefund("re_" + order, "refund-" + payment, "ch_" + order, order.toString(), total, "EUR"));
@@ -147,7 +147,7 @@ final class World {
         publish(order, Topics.ORDER_EVENTS, "OrderCancelled");
         finish(order, "CANCELLED", new Facts(true, true, false, true, true, true));
         reservations.add(new Reservation(order, UUID.randomUUID(), "RELEASED", null, List.of(new Line(sku, 1))));
-        payments.add(new Payment(payment, order, "REFUNDED", total, true));
+        payments.add(new Payment(payment, order, "REFUNDED", total, true, false));
         shipments.add(new Shipment(shipment, order, "CANCELLED", "shp_" + order, false));
         charges.add(new ProviderCharge("ch_" + order, payment.toString(), order.toString(), total, "EUR", "succeeded"));
         refunds.add(new ProviderRefund("re_" + order, "refund-" + payment, "ch_" + order, order.toString(), total, "EUR"));
@@ -164,11 +164,29 @@ final class World {
         publish(order, Topics.PAYMENT_EVENTS, "PaymentSucceeded");
         publish(order, Topics.SHIPPING_EVENTS, "ShipmentOnHold");
         finish(order, "PAID", new Facts(true, true, false, false, false, false));
-        replaceOrder(order, o -> o.withWaitingReason("carrier unavailable after 4 attempts"));
+        replaceOrder(order, o -> o.withWaitingReason("carrier unavailable after 4 attempts").withWaitingFor("SHIPPING"));
         reservations.add(new Reservation(order, UUID.randomUUID(), "RESERVED", null, List.of(new Line(sku, 1))));
-        payments.add(new Payment(payment, order, "SUCCEEDED", total(1), false));
+        payments.add(new Payment(payment, order, "SUCCEEDED", total(1), false, false));
         shipments.add(new Shipment(UUID.randomUUID(), order, "ON_HOLD", null, false));
         charges.add(new ProviderCharge("ch_" + order, payment.toString(), order.toString(), total(1), "EUR", "succeeded"));
+        return order;
+    }
+
+    /**
+     * A charge the provider may have forgotten: stock reserved, the payment held (CHARGING, no call owed), the order
+     * waits for an operator. No charge at the provider, and the shipment still waits for the payment.
+     */
+    UUID waitingForPayment() {
+        String sku = newSku();
+        UUID order = placed(sku, 1);
+        publish(order, Topics.INVENTORY_EVENTS, "StockReserved");
+        publish(order, Topics.PAYMENT_EVENTS, "PaymentOnHold");
+        finish(order, "STOCK_RESERVED", new Facts(true, false, false, false, false, false));
+        replaceOrder(order, o -> o.withWaitingReason("no charge at the provider under a key it may have forgotten")
+                .withWaitingFor("PAYMENT"));
+        reservations.add(new Reservation(order, UUID.randomUUID(), "RESERVED", null, List.of(new Line(sku, 1))));
+        payments.add(new Payment(UUID.randomUUID(), order, "CHARGING", total(1), false, true));
+        shipments.add(new Shipment(UUID.randomUUID(), order, "PENDING", null, false));
         return order;
     }
 
@@ -187,7 +205,7 @@ final class World {
 
     private UUID placed(String sku, int quantity) {
         UUID order = UUID.randomUUID();
-        orders.add(new Order(order, "PENDING", total(quantity), "EUR", null, PLACED_AT,
+        orders.add(new Order(order, "PENDING", total(quantity), "EUR", null, null, PLACED_AT,
                 List.of(new Line(sku, quantity)), Facts.none()));
         publish(order, Topics.ORDER_EVENTS, "OrderCreated");
         sightings.add(new Sighting(order, eventOf(order, "OrderCreated").eventId()));

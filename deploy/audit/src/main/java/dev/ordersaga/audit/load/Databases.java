@@ -147,8 +147,10 @@ public final class Databases {
     // --- order_db
 
     private static List<Order> orders(Connection c, Instant since, Set<UUID> orderIds) throws SQLException {
+        boolean waitingForKnown = hasColumn(c, "orders", "waiting_for");
         String columns = "SELECT id, status, total, currency, waiting_reason, created_at, stock_reserved, paid, "
-                + "shipment_created, stock_released, payment_refunded, shipment_cancelled FROM orders ";
+                + "shipment_created, stock_released, payment_refunded, shipment_cancelled"
+                + (waitingForKnown ? ", waiting_for" : "") + " FROM orders ";
         List<Order> orders = new ArrayList<>();
         Map<UUID, List<Line>> lines = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(columns
@@ -165,6 +167,7 @@ public final class Databases {
                     lines.put(id, orderLines);
                     orders.add(new Order(id, rs.getString("status"), rs.getBigDecimal("total"),
                             rs.getString("currency"), rs.getString("waiting_reason"),
+                            waitingForKnown ? rs.getString("waiting_for") : null,
                             rs.getObject("created_at", OffsetDateTime.class).toInstant(), orderLines,
                             new Facts(rs.getBoolean("stock_reserved"), rs.getBoolean("paid"),
                                     rs.getBoolean("shipment_created"), rs.getBoolean("stock_released"),
@@ -184,8 +187,8 @@ public final class Databases {
         }
         List<Order> withLines = new ArrayList<>(orders.size());
         for (Order o : orders) {
-            withLines.add(new Order(o.id(), o.status(), o.total(), o.currency(), o.waitingReason(), o.createdAt(),
-                    lines.get(o.id()), o.facts()));
+            withLines.add(new Order(o.id(), o.status(), o.total(), o.currency(), o.waitingReason(), o.waitingFor(),
+                    o.createdAt(), lines.get(o.id()), o.facts()));
         }
         return withLines;
     }
@@ -248,13 +251,20 @@ public final class Databases {
         return sightings;
     }
 
-    private static List<Stock> stock(Connection c, Collection<String> skus) throws SQLException {
-        boolean stockedKnown;
+    /** Whether a column exists: the audit also reads databases that older releases of the services migrated. */
+    private static boolean hasColumn(Connection c, String table, String column) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM information_schema.columns "
-                + "WHERE table_schema = current_schema() AND table_name = 'stock' AND column_name = 'stocked'");
-             ResultSet rs = ps.executeQuery()) {
-            stockedKnown = rs.next();
+                + "WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?")) {
+            ps.setString(1, table);
+            ps.setString(2, column);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
         }
+    }
+
+    private static List<Stock> stock(Connection c, Collection<String> skus) throws SQLException {
+        boolean stockedKnown = hasColumn(c, "stock", "stocked");
         Array skuArray = c.createArrayOf("varchar", skus.toArray());
         // what the reservations of the whole database hold of each SKU: reserved and shipped must be exactly that
         Map<String, long[]> held = new HashMap<>();
@@ -289,13 +299,15 @@ public final class Databases {
 
     private static List<Payment> payments(Connection c, List<UUID> orderIds) throws SQLException {
         List<Payment> payments = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, order_id, status, amount, refund_answered "
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, order_id, status, amount, refund_answered, "
+                + "status = 'CHARGING' AND next_attempt_at IS NULL AS held "
                 + "FROM payment WHERE order_id = ANY(?) ORDER BY order_id, created_at")) {
             ps.setArray(1, uuids(c, orderIds));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     payments.add(new Payment(rs.getObject("id", UUID.class), rs.getObject("order_id", UUID.class),
-                            rs.getString("status"), rs.getBigDecimal("amount"), rs.getBoolean("refund_answered")));
+                            rs.getString("status"), rs.getBigDecimal("amount"), rs.getBoolean("refund_answered"),
+                            rs.getBoolean("held")));
                 }
             }
         }
