@@ -417,6 +417,32 @@ public class CdcRelay {
                     create.execute();
                 }
                 LOG.infof("Created replication slot %s", slotName());
+            } else if (slotPassedTheStoredOffset(session)) {
+                slotsLost.increment();
+                LOG.errorf("ALERT CDC relay of %s: replication slot %s was moved past the position the relay stored (an "
+                        + "operator's pg_replication_slot_advance, or a restore); events committed in between are not "
+                        + "decoded again, and their sagas are listed as stalled. Streaming on from the slot's position",
+                        serviceName, slotName());
+                st.executeUpdate("DELETE FROM cdc_offset");
+            }
+        }
+    }
+
+    /**
+     * Debezium resumes from a stored offset only while its slot still holds the WAL from there on (the slot's restart
+     * point not past the offset's last completely processed position), and otherwise refuses to start: the relay would
+     * fail on it for ever. The same comparison as Debezium's, so an offset it would accept is never forgotten.
+     */
+    private boolean slotPassedTheStoredOffset(Connection session) throws SQLException {
+        try (PreparedStatement ps = session.prepareStatement("""
+                SELECT s.restart_lsn - '0/0'::pg_lsn > (o.offset_val::jsonb ->> 'lsn_proc')::numeric
+                FROM pg_replication_slots s, cdc_offset o
+                WHERE s.slot_name = ? AND o.offset_val::jsonb ->> 'lsn_proc' IS NOT NULL
+                ORDER BY o.record_insert_ts DESC, o.record_insert_seq DESC
+                LIMIT 1""")) {
+            ps.setString(1, slotName());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
             }
         }
     }
@@ -641,6 +667,10 @@ public class CdcRelay {
         p.setProperty("publication.name", publicationName());
         p.setProperty("publication.autocreate.mode", "disabled");
         p.setProperty("table.include.list", "public.outbox");
+        // pgoutput hands over every logical decoding message written in the database (pg_logical_emit_message: an
+        // extension's, a tool's) and Debezium would publish it to a topic of its own that does not exist, holding up
+        // every outbox event behind it; the relay publishes the outbox only
+        p.setProperty("message.prefix.exclude.list", ".*");
         p.setProperty("snapshot.mode", "no_data");
         p.setProperty("tombstones.on.delete", "false");
         // Debezium's default of 500 ms would be the floor of the commit-to-publish latency

@@ -97,6 +97,59 @@ class RelaySlotLostIT {
     }
 
     /**
+     * An operator moved the slot on past what the relay had stored (pg_replication_slot_advance, say, to be rid of a
+     * backlog). Debezium refuses to resume from an offset its slot has passed, and the relay failed on it for ever; it
+     * now forgets the offset with the same alarm and streams on from the slot's position.
+     */
+    @Test
+    void aSlotMovedPastTheStoredOffsetIsStreamedOnFromWithTheAlarm() throws Exception {
+        try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS)) {
+            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-moved-order-1", 18181, Map.of())
+                    .awaitReady()) {
+                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+                orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+            }
+            UUID skipped = UUID.randomUUID();
+            OutboxRows.commit("order_db", EventEnvelope.of(skipped, "slot-moved-" + skipped, null,
+                    new OrderCancelled("skipped")));
+            movePastTheStoredOffset(SLOT);
+
+            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-moved-order-2", 18181, Map.of())
+                    .awaitReady()) {
+                UUID after = OrderApi.placeOrder(order);
+                orderEvents.awaitKey(after.toString(), Duration.ofSeconds(30));
+                order.awaitRelayRole("STREAMING", Duration.ofSeconds(5));
+                assertThat(order.logContains("ALERT CDC relay of order: replication slot order_outbox was moved past"))
+                        .isTrue();
+                String metrics = given().baseUri(order.baseUrl()).get("/q/metrics").then().statusCode(200)
+                        .extract().asString();
+                assertThat(metrics).containsPattern("(?m)^saga_relay_slot_lost_total(\\{[^}]*})? 1\\.0$");
+            }
+            assertThat(orderEvents.matching(r -> skipped.toString().equals(r.key()))).as("the event the slot was moved past")
+                    .isEmpty();
+        }
+    }
+
+    /**
+     * A logical decoding message in the service's database (pg_logical_emit_message: an extension's, a tool's) is not
+     * an outbox row. Debezium published such messages to a topic of their own, which does not exist, and every outbox
+     * event behind one waited for ever; the relay passes them over.
+     */
+    @Test
+    void aLogicalDecodingMessageInTheWalDoesNotHoldTheOutboxUp() throws Exception {
+        try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS);
+             ServiceProcess order = ServiceProcess.start("order-service", "slot-message-order", 18181, Map.of())
+                     .awaitReady()) {
+            order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+            try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement()) {
+                st.execute("SELECT pg_logical_emit_message(true, 'relay-it', 'transactional')");
+                st.execute("SELECT pg_logical_emit_message(false, 'relay-it', 'not transactional')");
+            }
+            orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+        }
+    }
+
+    /**
      * A new database has no slot, and a row committed before its slot exists is never decoded. The service prepares the
      * slot before it takes a write: while the slot's creation waits (for an open transaction here: it waits for every
      * transaction that was running when it began), the service does not even listen; then its first order is streamed.
@@ -137,6 +190,29 @@ class RelaySlotLostIT {
                 SELECT count(*) FROM pg_stat_activity
                 WHERE pid <> pg_backend_pid() AND wait_event_type = 'Lock'
                   AND query LIKE '%pg_create_logical_replication_slot%' AND query NOT LIKE '%pg_stat_activity%'""") > 0;
+    }
+
+    /**
+     * Advances the slot to the end of the WAL until its restart point, which moves only to a snapshot of running
+     * transactions (a checkpoint writes one), has passed the position the relay stored: where Debezium refuses to resume.
+     */
+    private static void movePastTheStoredOffset(String slot) throws SQLException {
+        try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement();
+             PreparedStatement advance = c.prepareStatement("SELECT pg_replication_slot_advance(?, pg_current_wal_lsn())")) {
+            advance.setString(1, slot);
+            await("slot " + slot + " past the stored offset").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(500)).until(() -> {
+                        st.execute("CHECKPOINT");
+                        // a committed transaction: WAL written and flushed, so the advance (to the write position) passes it
+                        st.execute("SELECT txid_current()");
+                        advance.execute();
+                        return Databases.count("order_db", """
+                                SELECT count(*) FROM pg_replication_slots s, cdc_offset o
+                                WHERE s.slot_name = ?
+                                  AND s.restart_lsn - '0/0'::pg_lsn > (o.offset_val::jsonb ->> 'lsn_proc')::numeric""",
+                                slot) > 0;
+                    });
+        }
     }
 
     /**
