@@ -161,7 +161,9 @@ public class CdcRelay {
     MeterRegistry meters;
 
     /** How long a start waits for publication and slot: within Kubernetes' startup probe (3 minutes). */
-    private static final Duration PREPARE_DEADLINE = Duration.ofMinutes(2);
+    @ConfigProperty(name = "eventing.relay.prepare-deadline", defaultValue = "PT2M")
+    Duration prepareDeadline;
+
     private static final Duration PREPARE_STATEMENT_TIMEOUT = Duration.ofSeconds(20);
 
     private final AtomicReference<RelayRole> role = new AtomicReference<>(RelayRole.STOPPED);
@@ -244,17 +246,20 @@ public class CdcRelay {
      * supervisor, the slot of a new database was created while HTTP and the consumers already wrote: the events of a
      * fresh deployment's first moments were lost. So the publication and slot are prepared here, before the service
      * takes a write; on a database that has them this is two reads. A failure is tried again until
-     * {@link #PREPARE_DEADLINE}, then the start fails: a service without its slot (slots used up, a role without
+     * {@link #prepareDeadline}, then the start fails: a service without its slot (slots used up, a role without
      * REPLICATION) would take writes that are never published. Each attempt's statements end within
      * {@link #PREPARE_STATEMENT_TIMEOUT} on the server's side, so a start killed while it waits (the slot's creation waits
      * for every running transaction) leaves no session behind.
      */
     private void prepareBeforeWrites() {
-        Instant deadline = Instant.now().plus(PREPARE_DEADLINE);
+        Instant deadline = Instant.now().plus(prepareDeadline);
+        // no attempt outlasts the deadline by a statement's wait
+        Duration statementTimeout = prepareDeadline.compareTo(PREPARE_STATEMENT_TIMEOUT) < 0
+                ? prepareDeadline : PREPARE_STATEMENT_TIMEOUT;
         while (true) {
             try (Connection session = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
                 try (Statement st = session.createStatement()) {
-                    st.execute("SET statement_timeout = " + PREPARE_STATEMENT_TIMEOUT.toMillis());
+                    st.execute("SET statement_timeout = " + Math.max(1, statementTimeout.toMillis()));
                 }
                 prepareSlotExclusively(session);
                 return;
@@ -262,7 +267,7 @@ public class CdcRelay {
                 lastError.set(e.toString());
                 if (Instant.now().isAfter(deadline)) {
                     throw new IllegalStateException("CDC relay of " + serviceName + ": publication and slot "
-                            + slotName() + " not prepared within " + PREPARE_DEADLINE + "; the service takes no writes "
+                            + slotName() + " not prepared within " + prepareDeadline + "; the service takes no writes "
                             + "without them, since a row committed before its slot exists is never published", e);
                 }
                 LOG.warnf("CDC relay of %s: publication and slot not prepared yet (%s); trying again before the "

@@ -185,6 +185,37 @@ class RelaySlotLostIT {
         }
     }
 
+    /**
+     * A start that cannot prepare its slot (here the slot's creation waits for a transaction left open; alike, slots
+     * used up or a role without REPLICATION) fails at {@code eventing.relay.prepare-deadline}, within Kubernetes'
+     * startup probe, instead of taking writes that would never be published; it never listens, and leaves no session
+     * waiting on the server.
+     */
+    @Test
+    void aStartThatCannotPrepareItsSlotFailsAtTheDeadlineWithoutTakingAWrite() throws Exception {
+        try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement()) {
+            st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + SLOT + "'");
+            st.executeUpdate("DELETE FROM cdc_offset");
+        }
+        try (Connection blocker = TestStack.connect("order_db")) {
+            blocker.setAutoCommit(false);
+            try (Statement st = blocker.createStatement()) {
+                st.execute("SELECT txid_current()");
+            }
+            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-deadline-order", 18181,
+                    Map.of("eventing.relay.prepare-deadline", "PT8S"))) {
+                await("the slot's creation waiting for the open transaction").atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(200)).until(RelaySlotLostIT::slotCreationWaits);
+
+                assertThat(order.awaitExit(Duration.ofSeconds(90))).as("exit code").isNotZero();
+                assertThat(order.logContains("publication and slot " + SLOT + " not prepared within PT8S")).isTrue();
+                assertThat(order.logLineOf("Listening on")).as("never listened").isNegative();
+            }
+            assertThat(slotCreationWaits()).as("a session left waiting").isFalse();
+            blocker.rollback();
+        }
+    }
+
     private static boolean slotCreationWaits() throws SQLException {
         return Databases.count("order_db", """
                 SELECT count(*) FROM pg_stat_activity

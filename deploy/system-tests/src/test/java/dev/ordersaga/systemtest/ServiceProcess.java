@@ -235,6 +235,15 @@ final class ServiceProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** The exit code of a process that ends by itself (a start that fails), once it has; fails if it outlives the timeout. */
+    int awaitExit(Duration timeout) throws InterruptedException {
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException(name + " still runs after " + timeout);
+        }
+        STARTED.remove(process);
+        return process.exitValue();
+    }
+
     /** SIGKILL: no shutdown hook, no offset flush, no goodbye to PostgreSQL or Kafka. */
     void kill() throws InterruptedException {
         process.destroyForcibly();
