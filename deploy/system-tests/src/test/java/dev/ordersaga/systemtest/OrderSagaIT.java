@@ -183,6 +183,11 @@ class OrderSagaIT {
             assertThat(saga.refunds(order)).as("no refund by itself").isEmpty();
             assertThat(saga.waitingOrders().findValuesAsText("orderId")).contains(order.toString());
         }
+        // waiting is a settled state: the audit finds each order waiting for the shipping step its shipment holds
+        SagaSystem.AuditRun[] whileWaiting = new SagaSystem.AuditRun[1];
+        await("the audit of the waiting orders").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofSeconds(2))
+                .until(() -> (whileWaiting[0] = saga.audit(List.of(retried, cancelled))).exitCode() == 0);
+        assertThat(whileWaiting[0].report()).contains("orders in scope: 2 (PAID 2); waiting for an operator: 2");
 
         saga.carrierOutage(0);
         saga.operatorRetryShipping(retried);

@@ -393,6 +393,21 @@ final class SagaSystem implements AutoCloseable {
 
     /** Runs deploy/audit over the orders created since the given instant; returns its exit code and report. */
     AuditRun audit(Instant since) throws IOException, InterruptedException {
+        return audit("--since", since.toString());
+    }
+
+    /** Runs deploy/audit over the given orders only. */
+    AuditRun audit(List<UUID> orders) throws IOException, InterruptedException {
+        Path list = Files.createTempFile("audit-orders", ".txt");
+        try {
+            Files.write(list, orders.stream().map(UUID::toString).toList());
+            return audit("--orders", list.toAbsolutePath().toString());
+        } finally {
+            Files.deleteIfExists(list);
+        }
+    }
+
+    private AuditRun audit(String scopeOption, String scope) throws IOException, InterruptedException {
         Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
         Path jar = root.resolve("deploy/audit/target/audit.jar");
         if (!Files.exists(jar)) {
@@ -400,7 +415,7 @@ final class SagaSystem implements AutoCloseable {
         }
         Path report = Path.of("target", "system-test-logs", name + "-audit.txt");
         Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
-                jar.toAbsolutePath().toString(), "--since", since.toString(),
+                jar.toAbsolutePath().toString(), scopeOption, scope,
                 "--pg-host", TestStack.postgresHost(), "--pg-port", Integer.toString(TestStack.postgresPort()),
                 "--kafka", TestStack.kafkaBootstrap(),
                 "--payment-provider", url(PAYMENT_PROVIDER), "--carrier", url(CARRIER))
