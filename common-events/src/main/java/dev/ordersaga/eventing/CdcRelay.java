@@ -1,5 +1,7 @@
 package dev.ordersaga.eventing;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.debezium.embedded.Connect;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
@@ -26,6 +28,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -70,6 +73,7 @@ public class CdcRelay {
     private static final int KEEPALIVE_PROBES = 3;
     /** Records handed to Kafka and not yet acknowledged before the relay waits: bounds memory, not throughput. */
     private static final int MAX_PENDING = 10_000;
+    private static final ObjectMapper OFFSETS = new ObjectMapper();
 
     @ConfigProperty(name = "eventing.relay.enabled", defaultValue = "true")
     boolean enabled;
@@ -97,6 +101,10 @@ public class CdcRelay {
 
     @ConfigProperty(name = "eventing.relay.retry-backoff", defaultValue = "PT2S")
     Duration retryBackoff;
+
+    /** How long a start waits for publication and slot: within Kubernetes' startup probe (3 minutes). */
+    @ConfigProperty(name = "eventing.relay.prepare-deadline", defaultValue = "PT2M")
+    Duration prepareDeadline;
 
     @ConfigProperty(name = "eventing.relay.offset-flush-interval", defaultValue = "PT1S")
     Duration offsetFlushInterval;
@@ -159,10 +167,6 @@ public class CdcRelay {
 
     @Inject
     MeterRegistry meters;
-
-    /** How long a start waits for publication and slot: within Kubernetes' startup probe (3 minutes). */
-    @ConfigProperty(name = "eventing.relay.prepare-deadline", defaultValue = "PT2M")
-    Duration prepareDeadline;
 
     private static final Duration PREPARE_STATEMENT_TIMEOUT = Duration.ofSeconds(20);
 
@@ -253,13 +257,13 @@ public class CdcRelay {
      */
     private void prepareBeforeWrites() {
         Instant deadline = Instant.now().plus(prepareDeadline);
-        // no attempt outlasts the deadline by a statement's wait
-        Duration statementTimeout = prepareDeadline.compareTo(PREPARE_STATEMENT_TIMEOUT) < 0
-                ? prepareDeadline : PREPARE_STATEMENT_TIMEOUT;
         while (true) {
             try (Connection session = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
+                // a statement waits no longer than what is left of the deadline
+                long left = Duration.between(Instant.now(), deadline).toMillis();
+                long timeout = Math.max(1, Math.min(PREPARE_STATEMENT_TIMEOUT.toMillis(), left));
                 try (Statement st = session.createStatement()) {
-                    st.execute("SET statement_timeout = " + Math.max(1, statementTimeout.toMillis()));
+                    st.execute("SET statement_timeout = " + timeout);
                 }
                 prepareSlotExclusively(session);
                 return;
@@ -424,10 +428,12 @@ public class CdcRelay {
                 LOG.infof("Created replication slot %s", slotName());
             } else if (slotPassedTheStoredOffset(session)) {
                 slotsLost.increment();
-                LOG.errorf("ALERT CDC relay of %s: replication slot %s was moved past the position the relay stored (an "
-                        + "operator's pg_replication_slot_advance, or a restore); events committed in between are not "
-                        + "decoded again, and their sagas are listed as stalled. Streaming on from the slot's position",
-                        serviceName, slotName());
+                LOG.errorf("ALERT CDC relay of %s: replication slot %s is past the position the relay stored, "
+                        + "where Debezium does not resume. Either it was moved on (an operator's "
+                        + "pg_replication_slot_advance, a restore): the events committed in between are lost and their "
+                        + "sagas are listed as stalled; or the relay confirmed them to the slot and stopped before it "
+                        + "stored them: they were published. Streaming on from the slot's position", serviceName,
+                        slotName());
                 st.executeUpdate("DELETE FROM cdc_offset");
             }
         }
@@ -435,21 +441,37 @@ public class CdcRelay {
 
     /**
      * Debezium resumes from a stored offset only while its slot still holds the WAL from there on (the slot's restart
-     * point not past the offset's last completely processed position), and otherwise refuses to start: the relay would
-     * fail on it for ever. The same comparison as Debezium's, so an offset it would accept is never forgotten.
+     * point not past the offset's last completely processed position, {@code lsn_proc}), and otherwise refuses to
+     * start: the relay would fail on it for ever. The same comparison as Debezium's, so an offset it would accept is
+     * never forgotten. Not judged while another instance streams from the slot (an active slot cannot be moved, and
+     * its offsets change under this read), nor on an offset this cannot read: Debezium then decides as before.
      */
     private boolean slotPassedTheStoredOffset(Connection session) throws SQLException {
-        try (PreparedStatement ps = session.prepareStatement("""
-                SELECT s.restart_lsn - '0/0'::pg_lsn > (o.offset_val::jsonb ->> 'lsn_proc')::numeric
-                FROM pg_replication_slots s, cdc_offset o
-                WHERE s.slot_name = ? AND o.offset_val::jsonb ->> 'lsn_proc' IS NOT NULL
-                ORDER BY o.record_insert_ts DESC, o.record_insert_seq DESC
-                LIMIT 1""")) {
+        BigDecimal restart;
+        try (PreparedStatement ps = session.prepareStatement(
+                "SELECT restart_lsn - '0/0'::pg_lsn FROM pg_replication_slots WHERE slot_name = ? AND NOT active")) {
             ps.setString(1, slotName());
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getBoolean(1);
+                restart = rs.next() ? rs.getBigDecimal(1) : null;
             }
         }
+        if (restart == null) {
+            return false;
+        }
+        String offset;
+        try (Statement st = session.createStatement(); ResultSet rs = st.executeQuery(
+                "SELECT offset_val FROM cdc_offset ORDER BY record_insert_ts DESC, record_insert_seq DESC LIMIT 1")) {
+            offset = rs.next() ? rs.getString(1) : null;
+        }
+        JsonNode processed;
+        try {
+            processed = offset == null ? null : OFFSETS.readTree(offset).get("lsn_proc");
+        } catch (IOException unreadable) {
+            LOG.warnf("CDC relay of %s: the stored offset is not JSON (%s); left to Debezium", serviceName, offset);
+            return false;
+        }
+        return processed != null && processed.canConvertToLong()
+                && restart.compareTo(BigDecimal.valueOf(processed.asLong())) > 0;
     }
 
     /** The slot can never stream again: no reader can resume from a position whose WAL is gone. */
