@@ -36,29 +36,14 @@ class RelaySlotLostIT {
     @Test
     void anInvalidatedSlotIsReplacedAndTheOutboxStreamsAgain() throws Exception {
         try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS)) {
-            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-lost-order-1", 18181, Map.of())
-                    .awaitReady()) {
-                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
-                orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
-            }
+            streamAnOrder(orderEvents, "slot-lost-order-1");
             // committed while no relay reads the slot, and then removed with the WAL that held it
-            UUID lost = UUID.randomUUID();
-            OutboxRows.commit("order_db", EventEnvelope.of(lost, "slot-lost-" + lost, null, new OrderCancelled("lost")));
+            UUID lost = commitWhileNoRelayReads("slot-lost-");
             invalidate(SLOT);
 
-            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-lost-order-2", 18181, Map.of())
-                    .awaitReady()) {
-                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
-                UUID after = OrderApi.placeOrder(order);
-                orderEvents.awaitKey(after.toString(), Duration.ofSeconds(30));
-                assertThat(order.logContains("ALERT CDC relay of order: replication slot order_outbox is invalidated"))
-                        .isTrue();
-                String metrics = given().baseUri(order.baseUrl()).get("/q/metrics").then().statusCode(200)
-                        .extract().asString();
-                assertThat(metrics).containsPattern("(?m)^saga_relay_slot_lost_total(\\{[^}]*})? 1\\.0$");
-            }
+            streamsOnWithTheAlarm(orderEvents, "slot-lost-order-2", "is invalidated");
             assertThat(walStatus(SLOT)).isIn("reserved", "extended");
-            assertThat(orderEvents.matching(r -> lost.toString().equals(r.key()))).as("the removed WAL's event").isEmpty();
+            neverPublished(orderEvents, lost, "the removed WAL's event");
         }
     }
 
@@ -70,31 +55,16 @@ class RelaySlotLostIT {
     @Test
     void aSlotThatIsGoneIsCreatedAnewWithTheAlarmAndTheOutboxStreamsAgain() throws Exception {
         try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS)) {
-            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-gone-order-1", 18181, Map.of())
-                    .awaitReady()) {
-                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
-                orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
-            }
+            streamAnOrder(orderEvents, "slot-gone-order-1");
             try (Connection c = TestStack.connect("order_db");
                  PreparedStatement drop = c.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
                 drop.setString(1, SLOT);
                 drop.execute();
             }
-            UUID lost = UUID.randomUUID();
-            OutboxRows.commit("order_db", EventEnvelope.of(lost, "slot-gone-" + lost, null, new OrderCancelled("lost")));
+            UUID lost = commitWhileNoRelayReads("slot-gone-");
 
-            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-gone-order-2", 18181, Map.of())
-                    .awaitReady()) {
-                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
-                UUID after = OrderApi.placeOrder(order);
-                orderEvents.awaitKey(after.toString(), Duration.ofSeconds(30));
-                assertThat(order.logContains("ALERT CDC relay of order: replication slot order_outbox is gone")).isTrue();
-                String metrics = given().baseUri(order.baseUrl()).get("/q/metrics").then().statusCode(200)
-                        .extract().asString();
-                assertThat(metrics).containsPattern("(?m)^saga_relay_slot_lost_total(\\{[^}]*})? 1\\.0$");
-            }
-            assertThat(orderEvents.matching(r -> lost.toString().equals(r.key()))).as("the event committed while the slot was gone")
-                    .isEmpty();
+            streamsOnWithTheAlarm(orderEvents, "slot-gone-order-2", "is gone");
+            neverPublished(orderEvents, lost, "the event committed while the slot was gone");
         }
     }
 
@@ -106,32 +76,49 @@ class RelaySlotLostIT {
     @Test
     void aSlotMovedPastTheStoredOffsetIsStreamedOnFromWithTheAlarm() throws Exception {
         try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS)) {
-            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-moved-order-1", 18181, Map.of())
-                    .awaitReady()) {
-                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
-                orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
-            }
-            UUID skipped = UUID.randomUUID();
-            OutboxRows.commit("order_db", EventEnvelope.of(skipped, "slot-moved-" + skipped, null,
-                    new OrderCancelled("skipped")));
+            streamAnOrder(orderEvents, "slot-moved-order-1");
+            UUID skipped = commitWhileNoRelayReads("slot-moved-");
             movePastTheStoredOffset(SLOT);
 
-            try (ServiceProcess order = ServiceProcess.start("order-service", "slot-moved-order-2", 18181, Map.of())
-                    .awaitReady()) {
-                UUID after = OrderApi.placeOrder(order);
-                orderEvents.awaitKey(after.toString(), Duration.ofSeconds(30));
-                order.awaitRelayRole("STREAMING", Duration.ofSeconds(5));
-                assertThat(order.logContains(
-                        "ALERT CDC relay of order: replication slot order_outbox is past the position the relay stored"))
-                        .isTrue();
-                String metrics = given().baseUri(order.baseUrl()).get("/q/metrics").then().statusCode(200)
-                        .extract().asString();
-                assertThat(metrics).containsPattern("(?m)^saga_relay_slot_lost_total(\\{[^}]*})? 1\\.0$");
-            }
-            await("the event the slot was moved past stays away").during(Duration.ofSeconds(3))
-                    .atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(250))
-                    .until(() -> orderEvents.matching(r -> skipped.toString().equals(r.key())).isEmpty());
+            streamsOnWithTheAlarm(orderEvents, "slot-moved-order-2", "is past the position the relay stored");
+            neverPublished(orderEvents, skipped, "the event the slot was moved past");
         }
+    }
+
+    /** A life of the service that streams one order: its relay leaves an offset stored, its slot behind the order. */
+    private static void streamAnOrder(KafkaTopicProbe orderEvents, String instance) throws Exception {
+        try (ServiceProcess order = ServiceProcess.start("order-service", instance, 18181, Map.of()).awaitReady()) {
+            order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+            orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+        }
+    }
+
+    /** An outbox row of a made-up order, committed while the service is down; the order's id. */
+    private static UUID commitWhileNoRelayReads(String correlationPrefix) throws SQLException {
+        UUID orderId = UUID.randomUUID();
+        OutboxRows.commit("order_db", EventEnvelope.of(orderId, correlationPrefix + orderId, null,
+                new OrderCancelled("not published")));
+        return orderId;
+    }
+
+    /** The next life of the service streams its orders again, and has raised the slot's alarm once. */
+    private static void streamsOnWithTheAlarm(KafkaTopicProbe orderEvents, String instance, String alarm)
+            throws Exception {
+        try (ServiceProcess order = ServiceProcess.start("order-service", instance, 18181, Map.of()).awaitReady()) {
+            order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+            orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+            assertThat(order.logContains("ALERT CDC relay of order: replication slot " + SLOT + " " + alarm)).isTrue();
+            String metrics = given().baseUri(order.baseUrl()).get("/q/metrics").then().statusCode(200)
+                    .extract().asString();
+            assertThat(metrics).containsPattern("(?m)^saga_relay_slot_lost_total(\\{[^}]*})? 1\\.0$");
+        }
+    }
+
+    /** The event stays off its topic: the orders after it are there, and it does not follow them. */
+    private static void neverPublished(KafkaTopicProbe orderEvents, UUID orderId, String what) {
+        await(what + " stays away").during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(250))
+                .until(() -> orderEvents.matching(r -> orderId.toString().equals(r.key())).isEmpty());
     }
 
     /**
@@ -198,7 +185,8 @@ class RelaySlotLostIT {
     @Test
     void aStartThatCannotPrepareItsSlotFailsAtTheDeadlineWithoutTakingAWrite() throws Exception {
         try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement()) {
-            st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + SLOT + "'");
+            st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                    + "WHERE slot_name = '" + SLOT + "'");
             st.executeUpdate("DELETE FROM cdc_offset");
         }
         try (Connection blocker = TestStack.connect("order_db")) {
@@ -229,11 +217,13 @@ class RelaySlotLostIT {
 
     /**
      * Advances the slot to the end of the WAL until its restart point, which moves only to a snapshot of running
-     * transactions (a checkpoint writes one), has passed the position the relay stored: where Debezium refuses to resume.
+     * transactions (a checkpoint writes one), has passed the position the relay stored: where Debezium refuses to
+     * resume.
      */
     private static void movePastTheStoredOffset(String slot) throws SQLException {
         try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement();
-             PreparedStatement advance = c.prepareStatement("SELECT pg_replication_slot_advance(?, pg_current_wal_lsn())")) {
+             PreparedStatement advance = c.prepareStatement(
+                     "SELECT pg_replication_slot_advance(?, pg_current_wal_lsn())")) {
             advance.setString(1, slot);
             // the stopped relay's walsender may hold the slot for a moment; an active slot cannot be moved
             await("slot " + slot + " released").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
@@ -242,7 +232,8 @@ class RelaySlotLostIT {
             await("slot " + slot + " past the stored offset").atMost(Duration.ofSeconds(30))
                     .pollInterval(Duration.ofMillis(500)).until(() -> {
                         st.execute("CHECKPOINT");
-                        // a committed transaction: WAL written and flushed, so the advance (to the write position) passes it
+                        // a committed transaction: WAL written and flushed, so the advance (to the write
+                        // position) passes it
                         st.execute("SELECT txid_current()");
                         advance.execute();
                         return Databases.count("order_db", """
