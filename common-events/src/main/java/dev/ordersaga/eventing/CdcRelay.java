@@ -392,12 +392,11 @@ public class CdcRelay {
                 st.execute("CREATE PUBLICATION " + publicationName() + " FOR TABLE outbox WITH (publish = 'insert')");
                 LOG.infof("Created publication %s", publicationName());
             }
-            if (slotLost(session)) {
-                slotsLost.increment();
-                LOG.errorf("ALERT CDC relay of %s: replication slot %s is invalidated: PostgreSQL removed WAL it still "
-                        + "needed (max_slot_wal_keep_size), and the events committed after the last one it published "
-                        + "are lost with it; their sagas stop and are listed as stalled. Re-creating the slot at once: "
-                        + "every event committed while it stays invalidated would be lost too", serviceName, slotName());
+            if (slotInvalidated(session)) {
+                alarmSlotLost("is invalidated: PostgreSQL removed WAL it still needed (max_slot_wal_keep_size), and the "
+                        + "events committed after the last one it published are lost with it; their sagas stop and are "
+                        + "listed as stalled. Re-creating the slot at once: every event committed while it stays "
+                        + "invalidated would be lost too");
                 // first, so that a crash before the new slot exists leaves no offset of the old one behind
                 st.executeUpdate("DELETE FROM cdc_offset");
                 try (PreparedStatement drop = session.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
@@ -413,10 +412,9 @@ public class CdcRelay {
                     // the relay streamed from a slot that is gone: a failover to a standby (which has no logical
                     // slots before PostgreSQL 17), a restore, or a drop. What was committed between its last
                     // published event and the new slot is not decoded again.
-                    slotsLost.increment();
-                    LOG.errorf("ALERT CDC relay of %s: replication slot %s is gone though the relay streamed from it "
-                            + "(failover, restore or drop); events committed since its last published one may be lost, "
-                            + "and their sagas are listed as stalled. Creating it anew", serviceName, slotName());
+                    alarmSlotLost("is gone though the relay streamed from it (failover, restore or drop); events "
+                            + "committed since its last published one may be lost, and their sagas are listed as "
+                            + "stalled. Creating it anew");
                 }
                 // at startup this holds the service back: said, so that a start that hangs here can be told apart
                 LOG.infof("Creating replication slot %s: PostgreSQL waits for the transactions running now, in every "
@@ -427,13 +425,11 @@ public class CdcRelay {
                 }
                 LOG.infof("Created replication slot %s", slotName());
             } else if (slotPassedTheStoredOffset(session)) {
-                slotsLost.increment();
-                LOG.errorf("ALERT CDC relay of %s: replication slot %s is past the position the relay stored, "
-                        + "where Debezium does not resume. Either it was moved on (an operator's "
-                        + "pg_replication_slot_advance, a restore): the events committed in between are lost and their "
-                        + "sagas are listed as stalled; or the relay confirmed them to the slot and stopped before it "
-                        + "stored them: they were published. Streaming on from the slot's position", serviceName,
-                        slotName());
+                alarmSlotLost("is past the position the relay stored, where Debezium does not resume. Either it was "
+                        + "moved on (an operator's pg_replication_slot_advance, a restore): the events committed in "
+                        + "between are lost and their sagas are listed as stalled; or the relay confirmed them to the "
+                        + "slot and stopped before it stored them: they were published. Streaming on from the slot's "
+                        + "position");
                 st.executeUpdate("DELETE FROM cdc_offset");
             }
         }
@@ -474,8 +470,14 @@ public class CdcRelay {
                 && restart.compareTo(BigDecimal.valueOf(processed.asLong())) > 0;
     }
 
+    /** Every way of losing the slot is told the same way, so that one alert rule and one counter catch them all. */
+    private void alarmSlotLost(String what) {
+        slotsLost.increment();
+        LOG.errorf("ALERT CDC relay of %s: replication slot %s %s", serviceName, slotName(), what);
+    }
+
     /** The slot can never stream again: no reader can resume from a position whose WAL is gone. */
-    private boolean slotLost(Connection session) throws SQLException {
+    private boolean slotInvalidated(Connection session) throws SQLException {
         return exists(session, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ? AND wal_status = 'lost'",
                 slotName());
     }
