@@ -263,13 +263,15 @@ public class Order {
     /**
      * PaymentOnHold: the provider has no charge under a key it may have forgotten, and payment sends none again; a
      * person decides (cancel), unless the provider's news of the charge ends the wait first (PaymentSucceeded or
-     * PaymentFailed). Nothing is undone by itself. A shipment's hold, or the charge's success, heard first (they come on
-     * other topics or later on this one) means the payment's news is stale: the order is past it.
+     * PaymentFailed). Nothing is undone by itself. News that the order is past the charge, heard first, makes the hold
+     * stale: a shipment created or held (shipping acts only on a succeeded charge, and its topic is not ordered with
+     * payment's, so a consumer behind on payment's hears it first) or the charge's success itself (a replayed dead
+     * letter can bring it ahead of the hold).
      */
     public void onPaymentOnHold(String reason) {
         switch (status) {
             case PENDING, STOCK_RESERVED -> {
-                if (!paid && waitingFor != Participant.SHIPPING) {
+                if (!paid && !shipmentCreated && waitingFor != Participant.SHIPPING) {
                     waitFor(Participant.PAYMENT, reason);
                 }
             }

@@ -242,6 +242,12 @@ class OrderTest {
         paidEarly.onPaymentOnHold("stale");
         assertThat(paidEarly.waitingReason()).isNull();
 
+        Order shippedEarly = orderIn(OrderStatus.STOCK_RESERVED);
+        shippedEarly.onShipmentCreated();
+        shippedEarly.onPaymentOnHold("stale: shipping acts only on a succeeded charge");
+        assertThat(shippedEarly.waitingFor()).isNull();
+        assertThat(shippedEarly.waitingReason()).isNull();
+
         Order compensating = orderIn(OrderStatus.COMPENSATING);
         compensating.onPaymentOnHold("the cancellation answers the payment");
         assertThat(compensating.waitingReason()).isNull();
