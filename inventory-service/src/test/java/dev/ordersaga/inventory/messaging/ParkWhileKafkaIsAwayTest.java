@@ -1,11 +1,13 @@
 package dev.ordersaga.inventory.messaging;
 
+import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.Orders;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
@@ -64,13 +66,16 @@ class ParkWhileKafkaIsAwayTest {
         String key = UUID.randomUUID().toString();
         UUID orderId = UUID.fromString(key);
         EventEnvelope<OrderCreated> next = EventEnvelope.of(orderId, "park-fails-" + key, null, Orders.created());
-        try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ)) {
+        try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ);
+             LogCapture log = LogCapture.of(IncomingEvents.class)) {
             producer.send(Topics.ORDER_EVENTS, key, "{\"this is\": \"not an event\"}");
             producer.send(Topics.ORDER_EVENTS, key, EventCodec.encode(next));
 
             assertThat(dlq.awaitKey(key, Duration.ofSeconds(30)).value()).isEqualTo("{\"this is\": \"not an event\"}");
             await().atMost(Duration.ofSeconds(30)).until(() -> sightings(orderId) == 1);
             assertThat(dlq.matching(r -> key.equals(r.key()))).as("parked once").hasSize(1);
+            assertThat(log.containing("(eventing.dead-letters.fault.failed-parks)"))
+                    .as("the two parks Kafka did not take, each a retried attempt").hasSize(2);
         }
     }
 

@@ -101,33 +101,39 @@ class PaymentWorkerTest {
 
     @Test
     void aClaimedTaskCarriesWhatTheCallNeeds() {
-        UUID id = duePayments(1).iterator().next();
-        // the application's worker may have been first; either way a payment is claimed once
-        payments.claim(id).ifPresent(task -> {
-            assertThat(task.call()).isEqualTo(Payment.ProviderCall.CHARGE);
-            assertThat(task.amount()).isEqualByComparingTo("21.00");
-            assertThat(task.chargeIdempotencyKey()).isEqualTo(id.toString());
-            assertThat(task.correlationId()).startsWith("claim-");
-            assertThat(task.causedByEventId()).isNotNull();
-            assertThat(payments.claim(id)).isEmpty();
+        // claimed in the transaction that writes the row: the application's own sweep cannot see it before
+        PaymentTask task = QuarkusTransaction.requiringNew().call(() -> {
+            UUID written = duePayment();
+            repository.flush();
+            return payments.claim(written).orElseThrow();
         });
+        UUID id = task.paymentId();
+        assertThat(task.call()).isEqualTo(Payment.ProviderCall.CHARGE);
+        assertThat(task.amount()).isEqualByComparingTo("21.00");
+        assertThat(task.chargeIdempotencyKey()).isEqualTo(id.toString());
+        assertThat(task.correlationId()).startsWith("claim-");
+        assertThat(task.causedByEventId()).isNotNull();
+        assertThat(payments.claim(id)).as("leased: claimed once").isEmpty();
     }
 
     /** CHARGING payments due now, written directly (no wake-up): only sweeps find them. */
     private Set<UUID> duePayments(int n) {
         return QuarkusTransaction.requiringNew().call(() -> {
-            Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS).minusSeconds(1);
             Set<UUID> ids = new HashSet<>();
-            IntStream.range(0, n).forEach(i -> {
-                UUID orderId = UUID.randomUUID();
-                Payment payment = Payment.forOrder(orderId, new BigDecimal("21.00"), "EUR", "tok_ok",
-                        "claim-" + orderId, UUID.randomUUID(), now);
-                payment.noteStockReserved(UUID.randomUUID(), now);
-                repository.persist(payment);
-                ids.add(payment.id());
-            });
+            IntStream.range(0, n).forEach(i -> ids.add(duePayment()));
             return ids;
         });
+    }
+
+    /** A CHARGING payment due a second ago, persisted in the caller's transaction. */
+    private UUID duePayment() {
+        Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS).minusSeconds(1);
+        UUID orderId = UUID.randomUUID();
+        Payment payment = Payment.forOrder(orderId, new BigDecimal("21.00"), "EUR", "tok_ok",
+                "claim-" + orderId, UUID.randomUUID(), now);
+        payment.noteStockReserved(UUID.randomUUID(), now);
+        repository.persist(payment);
+        return payment.id();
     }
 
     private static List<UUID> ids(List<PaymentTask> tasks) {

@@ -176,6 +176,9 @@ class ProviderWebhookResourceTest {
         ProviderLedger.settleLate(providerUrl, declined.chargeId());
         postWebhook(webhook("charge.succeeded", declined.chargeId(), declined.idempotencyKey(), saga.orderId()))
                 .statusCode(204);
+        // decided by the webhook's own transaction, not by a later look of the settlement watch
+        assertThat(payments.findByOrderId(saga.orderId()).orElseThrow().status())
+                .isIn(PaymentStatus.REFUNDING, PaymentStatus.REFUNDED);
 
         await().atMost(PATIENCE).until(() -> saga.published(PaymentRefunded.class).size() == 2);
         assertThat(saga.publishedTypes())

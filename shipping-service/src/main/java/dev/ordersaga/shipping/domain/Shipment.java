@@ -34,9 +34,10 @@ import java.util.UUID;
  * PENDING -> REQUESTED -> CREATED | REJECTED | ON_HOLD
  * ON_HOLD -> REQUESTED                       (operator retry, attempts reset)
  * ON_HOLD -> CREATED                         (a create call of an earlier claim landed after all)
- * REQUESTED -> CANCELLING                    (a claim the cancellation waited for ran out unanswered)
+ * REQUESTED | ON_HOLD -> CANCELLING          (cancelled while a shipment may exist at the carrier: a create call
+ *                                             timed out or its claim ran out unanswered; looked up by its key)
  * CREATED -> CANCELLING -> CANCELLED
- * PENDING | ON_HOLD | REJECTED -> CANCELLED
+ * PENDING | REQUESTED | ON_HOLD | REJECTED -> CANCELLED   (cancelled where nothing can exist at the carrier)
  * CANCELLED -> CANCELLING                    (a create call that landed after the cancellation found nothing)
  * </pre>
  *
@@ -364,9 +365,10 @@ public class Shipment {
     }
 
     /**
-     * OrderCancelling. Answers at once where nothing can exist at the carrier (PENDING, REJECTED, ON_HOLD, REQUESTED
-     * between attempts); records the request while a create call is under way; starts the cancellation at the
-     * carrier for a created shipment (or one that may have been created). A second cancellation is refused.
+     * OrderCancelling. Answers at once where nothing can exist at the carrier (PENDING, REJECTED, and ON_HOLD or
+     * REQUESTED between attempts unless an earlier call may have created the shipment); records the request while a
+     * create call is under way; starts the cancellation at the carrier for a created shipment (or one that may have
+     * been created). A second cancellation is refused.
      *
      * @return the answer, if it can be given now
      */

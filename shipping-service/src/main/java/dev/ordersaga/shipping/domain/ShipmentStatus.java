@@ -5,9 +5,10 @@ package dev.ordersaga.shipping.domain;
  * PENDING -> REQUESTED -> CREATED | REJECTED | ON_HOLD
  * ON_HOLD -> REQUESTED                       (an operator asked to retry)
  * ON_HOLD -> CREATED                         (a create call of an earlier claim landed after all)
- * REQUESTED -> CANCELLING                    (a claim the cancellation waited for ran out unanswered)
+ * REQUESTED | ON_HOLD -> CANCELLING          (cancelled while a shipment may exist at the carrier: a create call
+ *                                             timed out or its claim ran out unanswered; looked up by its key)
  * CREATED -> CANCELLING -> CANCELLED         (compensation at the carrier)
- * PENDING | ON_HOLD | REJECTED -> CANCELLED  (nothing to undo at the carrier)
+ * PENDING | REQUESTED | ON_HOLD | REJECTED -> CANCELLED   (nothing to undo at the carrier)
  * CANCELLED -> CANCELLING                    (a create call that landed after the cancellation found nothing)
  * </pre>
  */

@@ -392,7 +392,6 @@ class ShipmentWorkerTest {
         insertShipment(UUID.randomUUID(), orderId, correlationId, causedBy, attempts, next, null);
     }
 
-    /** A REQUESTED shipment as a process (this one or an earlier one) left it in the table. */
     @Test
     void aCancelThatFailsForACauseOfOursAlertsToo() {
         // a shipment the service has no row of: the carrier's answer (it knows no such shipment) cannot be recorded
@@ -412,6 +411,7 @@ class ShipmentWorkerTest {
         return counter == null ? 0 : counter.count();
     }
 
+    /** A REQUESTED shipment as a process (this one or an earlier one) left it in the table. */
     private void insertShipment(UUID shipmentId, UUID orderId, String correlationId, UUID causedBy, int attempts,
                                 Instant next, Instant claimedUntil) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
