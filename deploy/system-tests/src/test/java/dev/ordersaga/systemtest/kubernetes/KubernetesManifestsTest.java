@@ -395,14 +395,29 @@ class KubernetesManifestsTest {
     @Test
     void aWalSenderTimeoutLongerThanTheRelaysHandOverIsReported(@TempDir Path temp) {
         Path manifests = copyOfManifests(temp);
-        edit(manifests.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml, "      max_slot_wal_keep_size: 2GB\n",
-                "      max_slot_wal_keep_size: 2GB\n      wal_sender_timeout: 1min\n"));
+        edit(manifests.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml, "      wal_sender_timeout: 20s\n",
+                "      wal_sender_timeout: 1min\n"));
 
         assertThat(ManifestChecks.postgres(render(manifests, "prod"))).singleElement().asString()
                 .endsWith("wal_sender_timeout 1min lets a vanished relay hold its slot longer than its lock (about 20 s), "
                         + "and the standby then waits for the slot");
         assertThat(ManifestChecks.seconds("20s")).isEqualTo(20);
         assertThat(ManifestChecks.seconds("5000")).as("milliseconds without a unit").isEqualTo(5);
+    }
+
+    @Test
+    void aWalSenderTimeoutLeftToTheOperatorOrShorterThanDebeziumsAnswersIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml, "      wal_sender_timeout: 20s\n", ""));
+        assertThat(ManifestChecks.postgres(render(manifests, "prod"))).singleElement().asString()
+                .endsWith("wal_sender_timeout unset (CloudNativePG's 5 s) drops a relay's replication connection "
+                        + "whenever its engine waits for Kafka that long (Debezium answers the walsender every 10 s)");
+
+        Path tenSeconds = copyOfManifests(temp.resolve("ten"));
+        edit(tenSeconds.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml, "      wal_sender_timeout: 20s\n",
+                "      wal_sender_timeout: 10s\n"));
+        assertThat(ManifestChecks.postgres(render(tenSeconds, "prod"))).singleElement().asString()
+                .contains("wal_sender_timeout 10s drops a relay's replication connection");
     }
 
     // ------------------------------------------------------------------------------------------------ helpers

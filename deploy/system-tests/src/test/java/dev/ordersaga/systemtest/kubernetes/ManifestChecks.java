@@ -632,7 +632,12 @@ final class ManifestChecks {
         }
         // unset, CloudNativePG's own default (5 s) applies
         JsonNode walSenderTimeout = parameters.path("wal_sender_timeout");
-        if (!walSenderTimeout.isMissingNode() && seconds(walSenderTimeout.asText()) > 20) {
+        String timeout = walSenderTimeout.isMissingNode() ? "unset (CloudNativePG's 5 s)" : walSenderTimeout.asText();
+        if (walSenderTimeout.isMissingNode() || seconds(walSenderTimeout.asText()) <= 10) {
+            problems.add(describe(cluster) + ": wal_sender_timeout " + timeout + " drops a relay's replication "
+                    + "connection whenever its engine waits for Kafka that long (Debezium answers the walsender every "
+                    + "10 s)");
+        } else if (seconds(walSenderTimeout.asText()) > 20) {
             problems.add(describe(cluster) + ": wal_sender_timeout " + walSenderTimeout.asText() + " lets a vanished "
                     + "relay hold its slot longer than its lock (about 20 s), and the standby then waits for the slot");
         }
