@@ -7,6 +7,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
+import java.nio.charset.StandardCharsets;
 import java.sql.Timestamp;
 import java.util.UUID;
 import java.util.function.Function;
@@ -29,6 +30,12 @@ public class OutboxWriter {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?);
             DELETE FROM outbox WHERE id = ?""";
 
+    /**
+     * Kafka's limit on a record (the producer's {@code max.request.size} and the broker's {@code message.max.bytes},
+     * both about 1 MiB by default) less room for the key, the headers and the batch's own framing.
+     */
+    static final int MAX_EVENT_BYTES = 900 * 1024;
+
     @Inject
     TransactionalWrites writes;
 
@@ -36,6 +43,7 @@ public class OutboxWriter {
      * @throws jakarta.transaction.TransactionalException if there is no transaction: an event without its state
      *                                                    change is a dual write
      * @throws IllegalStateException                      if no {@link Correlation} scope is open
+     * @throws EventTooLargeException                     if the encoded event is more than Kafka takes
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public <E extends SagaEvent> EventEnvelope<E> publish(UUID orderId, E event) {
@@ -52,12 +60,19 @@ public class OutboxWriter {
         Correlation.Context context = Correlation.current()
                 .orElseThrow(() -> new IllegalStateException("no correlation scope open for " + event.getClass().getSimpleName()));
         EventEnvelope<E> envelope = EventEnvelope.of(orderId, context.correlationId(), context.causationId(), event);
+        String payload = EventCodec.encode(envelope);
+        // a UTF-8 character takes at most 3 bytes for each char: only a long payload is counted exactly
+        if (payload.length() * 3L > MAX_EVENT_BYTES && payload.getBytes(StandardCharsets.UTF_8).length > MAX_EVENT_BYTES) {
+            throw new EventTooLargeException(envelope.type() + " for order " + orderId + " is "
+                    + payload.getBytes(StandardCharsets.UTF_8).length + " bytes encoded, more than Kafka takes ("
+                    + MAX_EVENT_BYTES + ")");
+        }
         TransactionalWrites.Write write = new TransactionalWrites.Write(INSERT_THEN_DELETE, 9, (statement, first) -> {
             statement.setObject(first, envelope.eventId());
             statement.setString(first + 1, envelope.topic());
             statement.setString(first + 2, orderId.toString());
             statement.setString(first + 3, envelope.type());
-            statement.setString(first + 4, EventCodec.encode(envelope));
+            statement.setString(first + 4, payload);
             statement.setString(first + 5, envelope.correlationId());
             SqlParameters.setString(statement, first + 6,
                     envelope.causationId() == null ? null : envelope.causationId().toString());

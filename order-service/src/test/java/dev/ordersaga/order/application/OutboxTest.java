@@ -2,8 +2,10 @@ package dev.ordersaga.order.application;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.EventStoreException;
+import dev.ordersaga.eventing.EventTooLargeException;
 import dev.ordersaga.eventing.Inbox;
 import dev.ordersaga.eventing.InboxClaim;
+import dev.ordersaga.eventing.NotRetryable;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
@@ -106,6 +108,27 @@ class OutboxTest {
             assertThatThrownBy(() -> outbox.publish(UUID.randomUUID(), Orders.created()))
                     .isInstanceOf(TransactionalException.class);
         }
+    }
+
+    @Test
+    void anEventLargerThanKafkaTakesIsRefusedWithItsTransaction() {
+        UUID orderId = UUID.randomUUID();
+        String correlationId = "too-large-" + orderId;
+        try (Correlation.Scope ignored = Correlation.open(correlationId, null)) {
+            assertThatThrownBy(() -> QuarkusTransaction.requiringNew().run(() -> {
+                outbox.publish(orderId, new OrderCancelled("small enough"));
+                outbox.publish(orderId, new OrderCancelled("€".repeat(400 * 1024)));
+            })).isInstanceOf(EventTooLargeException.class).isInstanceOf(NotRetryable.class)
+                    .hasMessageStartingWith("OrderCancelled for order " + orderId + " is 12")
+                    .hasMessageEndingWith(" bytes encoded, more than Kafka takes (921600)");
+
+            // behind it on its partition: anything of the rolled-back transaction would be on the topic first
+            QuarkusTransaction.requiringNew().run(() -> outbox.publish(orderId, new OrderCancelled("marker")));
+        }
+        orderEvents.awaitKey(orderId.toString(), Duration.ofSeconds(30));
+        assertThat(orderEvents.matching(r -> orderId.toString().equals(r.key())).stream()
+                .map(r -> ((OrderCancelled) EventCodec.decode(r.value()).payload()).reason()))
+                .containsExactly("marker");
     }
 
     @Test
