@@ -705,6 +705,7 @@ public class CdcRelay {
         // Debezium's default of 500 ms would be the floor of the commit-to-publish latency
         p.setProperty("poll.interval.ms", Long.toString(pollInterval.toMillis()));
         p.setProperty("max.batch.size", Integer.toString(maxBatchSize));
+        p.putAll(target.driverProperties());
         if (!slotListen.isZero()) {
             p.setProperty("driver.socketFactory", ListeningSlotSocketFactory.class.getName());
             p.setProperty("driver.socketFactoryArg", Long.toString(Math.max(1, slotListen.toMillis())));
