@@ -6,6 +6,7 @@ import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.events.Topics;
+import dev.ordersaga.order.testing.OrderRows;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.Orders;
 import dev.ordersaga.testing.StackTestResource;
@@ -21,8 +22,6 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -79,24 +78,13 @@ class OrderResourceTest {
                 c.close();
             }
         }
-        assertThat(ordersWithCorrelation(correlationId)).as("orders of the refused request").isZero();
+        assertThat(OrderRows.withCorrelation(dataSource, correlationId)).as("orders of the refused request").isZero();
         given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(Orders.requestJson())
                 .when().post("/orders").then().statusCode(201);
     }
 
     private static String padded(String unique, int length) {
         return unique + "x".repeat(length - unique.length());
-    }
-
-    private long ordersWithCorrelation(String correlationId) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement orders = c.prepareStatement("SELECT count(*) FROM orders WHERE correlation_id = ?")) {
-            orders.setString(1, correlationId);
-            try (ResultSet count = orders.executeQuery()) {
-                count.next();
-                return count.getLong(1);
-            }
-        }
     }
 
     @Test
@@ -169,7 +157,7 @@ class OrderResourceTest {
                     .contentType("application/problem+json")
                     .body("title", equalTo("Invalid order total"))
                     .body("status", equalTo(400));
-            assertThat(ordersWithCorrelation(correlationId)).isZero();
+            assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
         }
         // the largest total the column keeps is taken
         given().contentType(ContentType.JSON).body(Orders.requestJson("SKU-MUG", 100, "9999999999999", "tok_ok"))
@@ -188,7 +176,7 @@ class OrderResourceTest {
                     .then().statusCode(400)
                     .contentType("application/problem+json")
                     .body("violations.field", equalTo(List.of("items[0].unitPrice")));
-            assertThat(ordersWithCorrelation(correlationId)).isZero();
+            assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
         }
     }
 
@@ -202,7 +190,7 @@ class OrderResourceTest {
                 .contentType("application/problem+json")
                 .body("title", equalTo("Invalid request"))
                 .body("violations.field", equalTo(List.of("items[0].quantity")));
-        assertThat(ordersWithCorrelation(correlationId)).isZero();
+        assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
     }
 
     @Test
@@ -216,7 +204,7 @@ class OrderResourceTest {
                 .then().statusCode(400)
                 .contentType("application/problem+json")
                 .body("violations.field", containsInAnyOrder("customerId", "items[0].sku"));
-        assertThat(ordersWithCorrelation(correlationId)).isZero();
+        assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
     }
 
     @Test
@@ -241,14 +229,14 @@ class OrderResourceTest {
                     .contentType("application/problem+json")
                     .body("detail", equalTo(r.detail()));
         }
-        assertThat(ordersWithCorrelation(correlationId)).isZero();
-        assertThat(ordersWithCorrelation(withTab)).isZero();
+        assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
+        assertThat(OrderRows.withCorrelation(dataSource, withTab)).isZero();
         // the longest of each is taken (new ones each run: a stored key would be answered by replay)
         String longest = padded("c-" + UUID.randomUUID(), EventCodec.MAX_CORRELATION_ID);
         given().contentType(ContentType.JSON).body(Orders.requestJson())
                 .header("X-Correlation-Id", longest).header("Idempotency-Key", padded("k-" + UUID.randomUUID(), 128))
                 .when().post("/orders").then().statusCode(201);
-        assertThat(ordersWithCorrelation(longest)).isEqualTo(1);
+        assertThat(OrderRows.withCorrelation(dataSource, longest)).isEqualTo(1);
     }
 
     @Test

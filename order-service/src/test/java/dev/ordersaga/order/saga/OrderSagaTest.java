@@ -28,6 +28,7 @@ import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.OrderItem;
 import dev.ordersaga.order.messaging.ParticipantEventsConsumer;
 import dev.ordersaga.order.persistence.OrderRepository;
+import dev.ordersaga.order.testing.OrderRows;
 import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
@@ -48,9 +49,6 @@ import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
 import java.math.BigDecimal;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -222,7 +220,7 @@ class OrderSagaTest {
         given().contentType(ContentType.JSON).header("Idempotency-Key", key).header("X-Correlation-Id", correlationId)
                 .body(Orders.requestJson("SKU-MUG", 3, "10.50", "tok_ok"))
                 .post("/orders").then().statusCode(422).contentType("application/problem+json");
-        assertThat(ordersWithCorrelation(correlationId)).as("one order written").isEqualTo(1);
+        assertThat(OrderRows.withCorrelation(dataSource, correlationId)).as("one order written").isEqualTo(1);
         orderEvents.awaitKey(first, Duration.ofSeconds(30));
         assertThat(orderEvents.matching(r -> first.equals(r.key()))).as("one OrderCreated").hasSize(1);
     }
@@ -251,7 +249,7 @@ class OrderSagaTest {
                 orderIds.add(response.path("orderId"));
             }
             assertThat(orderIds).hasSize(1);
-            assertThat(ordersWithCorrelation(correlationId)).as("one order written, not one a request").isEqualTo(1);
+            assertThat(OrderRows.withCorrelation(dataSource, correlationId)).as("one order written, not one a request").isEqualTo(1);
             String placed = orderIds.iterator().next();
             orderEvents.awaitKey(placed, Duration.ofSeconds(30));
             assertThat(orderEvents.matching(r -> placed.equals(r.key()))).as("one OrderCreated").hasSize(1);
@@ -446,17 +444,6 @@ class OrderSagaTest {
         return given().auth().preemptive().basic("operator", "operator").queryParam("since", since.toString())
                 .get("/operator/orders?stalled=true&limit=1000")
                 .then().statusCode(200).extract().jsonPath().getList("orderId", String.class);
-    }
-
-    private long ordersWithCorrelation(String correlationId) throws Exception {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement orders = c.prepareStatement("SELECT count(*) FROM orders WHERE correlation_id = ?")) {
-            orders.setString(1, correlationId);
-            try (ResultSet count = orders.executeQuery()) {
-                count.next();
-                return count.getLong(1);
-            }
-        }
     }
 
     private static double gauge(String name) {
