@@ -617,7 +617,7 @@ public class CdcRelay {
                 throw new InterruptedException("stopped while holding records");
             }
             ProducerRecord<String, String> record = toKafka(source);
-            Long committedAt = source.timestamp();
+            Long committedAt = committedAt(source);
             List<Future<RecordMetadata>> sends = new ArrayList<>(2);
             sends.add(send(record, committedAt));
             if (publishTwice) {
@@ -628,6 +628,17 @@ public class CdcRelay {
         if (pending.settle(committer) > 0) {
             committer.markBatchFinished();
         }
+    }
+
+    /**
+     * When the row's transaction committed, in epoch milliseconds: the source offset's {@code ts_usec}, which
+     * Debezium takes from the transaction's commit record. Not the record's timestamp: after the outbox router that
+     * is when the engine read the row, which leaves out the very wait (the walsender's, the slot's reader's) that the
+     * relay's latency is about, and a restart's whole gap.
+     */
+    private static Long committedAt(SourceRecord source) {
+        Object micros = source.sourceOffset() == null ? null : source.sourceOffset().get("ts_usec");
+        return micros instanceof Number n ? n.longValue() / 1000 : source.timestamp();
     }
 
     private Future<RecordMetadata> send(ProducerRecord<String, String> record, Long committedAt) {

@@ -5,9 +5,11 @@ import dev.ordersaga.testing.KafkaTopicProbe;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
 
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -20,10 +22,12 @@ class RelayCrashIT {
              ServiceProcess inventory = ServiceProcess.start("inventory-service", "crash-inventory", 18182, Map.of()).awaitReady()) {
 
             UUID orderId;
+            Instant placedAt;
             try (ServiceProcess holding = ServiceProcess.start("order-service", "crash-order-holding", 18181,
                     Map.of("eventing.relay.fault.hold-before-publish", "true")).awaitReady()) {
                 holding.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
                 orderId = OrderApi.placeOrder(holding);
+                placedAt = Instant.now();
                 await().atMost(Duration.ofSeconds(30)).until(() -> holding.logContains("FAULT INJECTION: holding"));
                 holding.kill();
             }
@@ -33,13 +37,24 @@ class RelayCrashIT {
             assertThat(orderEvents.matching(r -> orderId.toString().equals(r.key())))
                     .as("nothing published before the kill").isEmpty();
 
+            Instant restartedAt = Instant.now();
             try (ServiceProcess restarted = ServiceProcess.start("order-service", "crash-order-restarted", 18181, Map.of()).awaitReady()) {
                 orderEvents.awaitKey(orderId.toString(), Duration.ofSeconds(60));
+                // counted from the event's commit, before the kill, not from the restarted engine's reading of it
+                assertThat(relayLatencyMaxSeconds(restarted)).as("commit -> publish of the event held over the crash")
+                        .isGreaterThanOrEqualTo(Duration.between(placedAt, restartedAt).toMillis() / 1000.0);
                 await().atMost(Duration.ofSeconds(30)).until(() ->
                         Databases.count("inventory_db", "SELECT count(*) FROM inbox WHERE order_id = ?", orderId) == 1);
                 assertThat(Databases.count("inventory_db", "SELECT count(*) FROM order_sighting WHERE order_id = ?", orderId))
                         .as("inventory's effect of the order").isEqualTo(1);
             }
         }
+    }
+
+    private static double relayLatencyMaxSeconds(ServiceProcess service) {
+        String metrics = given().baseUri(service.baseUrl()).get("/q/metrics").then().statusCode(200).extract().asString();
+        return metrics.lines().filter(l -> l.startsWith("saga_relay_commit_to_publish_seconds_max"))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).max()
+                .orElseThrow(() -> new AssertionError("no saga_relay_commit_to_publish_seconds_max in the metrics"));
     }
 }
