@@ -62,18 +62,25 @@ public final class AuditMain {
             err.println("audit: " + e.getMessage());
             return ERROR;
         }
-        AuditResult result = Checks.run(snapshot);
+        return report(Checks.run(snapshot), options.json(), out, err);
+    }
+
+    /**
+     * Prints the report, writes its JSON if asked, and says how the audit ended. Violations found are exit 1 even
+     * when the JSON could not be written: that error must not pass for a failure to look.
+     */
+    static int report(AuditResult result, Path json, PrintStream out, PrintStream err) {
         out.print(Report.text(result));
-        if (options.json() != null) {
+        if (json != null) {
             try {
-                Path parent = options.json().toAbsolutePath().getParent();
+                Path parent = json.toAbsolutePath().getParent();
                 if (parent != null) {
                     Files.createDirectories(parent);
                 }
-                Files.writeString(options.json(), Report.json(result));
+                Files.writeString(json, Report.json(result));
             } catch (IOException e) {
-                err.println("audit: cannot write the JSON report to " + options.json() + ": " + e.getMessage());
-                return ERROR;
+                err.println("audit: cannot write the JSON report to " + json + ": " + e.getMessage());
+                return result.clean() ? ERROR : VIOLATIONS;
             }
         }
         return result.clean() ? OK : VIOLATIONS;

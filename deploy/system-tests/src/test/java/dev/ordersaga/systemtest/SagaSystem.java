@@ -9,6 +9,10 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -224,10 +228,29 @@ final class SagaSystem implements AutoCloseable {
     }
 
     /** Restarts PostgreSQL or Kafka of the local stack (deploy/stack/*.sh), as an operator or a crash would. */
-    void restartStack(String part) throws IOException, InterruptedException {
+    void restartStack(String part) throws IOException, InterruptedException, SQLException {
+        String before = lifeOf(part);
         for (String action : List.of("stop", "start")) {
             stack(part, action, name);
         }
+        String after = lifeOf(part);
+        // a script that found nothing to stop, or a stack elsewhere than the one the services use, restarts nothing
+        if (before == null || before.equals(after)) {
+            throw new IllegalStateException(part + " was not restarted (before: " + before + ", after: " + after + ")");
+        }
+    }
+
+    /** What tells one life of a part of the stack from the next: PostgreSQL's start time, the broker's process. */
+    private static String lifeOf(String part) throws IOException, SQLException {
+        if ("postgres".equals(part)) {
+            try (Connection c = TestStack.connect("postgres"); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT pg_postmaster_start_time()::text")) {
+                rs.next();
+                return rs.getString(1);
+            }
+        }
+        Path pid = Path.of(System.getProperty("saga.repo.root", "../..")).resolve(".stack/kafka/kafka.pid");
+        return Files.exists(pid) ? Files.readString(pid).trim() : null;
     }
 
     /** Runs {@code deploy/stack/<part>.sh <action>} (postgres or kafka; stop or start), its output in a log of the run. */
