@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The saga benchmark: the whole system on this machine with PostgreSQL durable (fsync on), saturation throughput,
-# POST -> CONFIRMED latency at half of it (open loop), commit -> consumer latency, commits and CPU per saga, peak
+# POST -> CONFIRMED latency at half of it (open loop), outbox commit -> consumer latency, commits and CPU per saga, peak
 # memory, and pgbench's limit for one saga step on the same PostgreSQL. Writes
 # deploy/system-tests/target/benchmark/{benchmark.json,summary.txt,latency.png}.
 #
@@ -24,6 +24,6 @@ PG_DURABLE=1 deploy/stack.sh up
 ./mvnw -B -ntp verify -pl deploy/system-tests -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test=BenchmarkIT -Dsaga.bench.warmup-orders="${3:-60000}" \
   -Dsaga.bench.warmup-round=2000 -Dsaga.bench.warmup-quiet-cores=0.1 -Dsaga.bench.saturation-orders="${1:-2000}" \
-  -Dsaga.bench.concurrency=64 -Dsaga.bench.open-loop-warmup-seconds=15 -Dsaga.bench.open-loop-warmup-max-seconds=300 -Dsaga.bench.open-loop-seconds="${2:-60}" -Dsaga.bench.pgbench-seconds=30 \
+  -Dsaga.bench.concurrency=64 -Dsaga.bench.open-loop-warmup-seconds=15 -Dsaga.bench.open-loop-warmup-max-seconds=300 -Dsaga.bench.open-loop-seconds="${2:-60}" -Dsaga.bench.pgbench-seconds=30 -Dsaga.bench.require-durable=true \
   "-Dsaga.service.jvm-options=${SAGA_JVM_OPTIONS:--Xmx512m}"
 cat deploy/system-tests/target/benchmark/summary.txt

@@ -232,7 +232,9 @@ start() {
     sleep 0.25
   done
   tail -n 40 "$LOGS/server.log" >&2 2>/dev/null || true
-  die "broker (pid $pid) not ready after ${START_TIMEOUT_S}s; still running, stop it with $0 stop"
+  # stopped, not left running: test.sh and bench.sh end here, and nothing else would stop it
+  stop
+  die "broker (pid $pid) not ready after ${START_TIMEOUT_S}s; stopped (logs above, full logs in $LOGS)"
 }
 
 stop() {

@@ -30,6 +30,7 @@ class BenchmarkIT {
                 Integer.getInteger("saga.bench.open-loop-warmup-max-seconds", 4),
                 Integer.getInteger("saga.bench.open-loop-seconds", 5),
                 Integer.getInteger("saga.bench.pgbench-seconds", 3),
+                Boolean.getBoolean("saga.bench.require-durable"),
                 out);
         try (SagaSystem saga = SagaSystem.start("bench", Map.of())) {
             new SagaBenchmark(saga, settings).run();

@@ -29,6 +29,7 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -60,10 +61,11 @@ final class SagaBenchmark {
      * @param openLoopWarmupSeconds the open loop runs unmeasured at its rate in slices of this many seconds, and is
      *                        measured after the first slice in which the JIT took less than {@code warmupQuietCores}
      * @param openLoopWarmupMaxSeconds or after this many seconds unmeasured in all
+     * @param requireDurable  refuse to run on a PostgreSQL whose commits are not on disk when they return
      */
     record Settings(int warmupOrders, int warmupRound, double warmupQuietCores, int saturationOrders, int concurrency,
                     double openLoopRate, int openLoopWarmupSeconds, int openLoopWarmupMaxSeconds, int openLoopSeconds,
-                    int pgbenchSeconds, Path outDir) {
+                    int pgbenchSeconds, boolean requireDurable, Path outDir) {
     }
 
     /**
@@ -100,6 +102,10 @@ final class SagaBenchmark {
     }
 
     Map<String, Object> run() throws Exception {
+        if (settings.requireDurable() && !durable()) {
+            throw new IllegalStateException("PostgreSQL is not durable (fsync, full_page_writes, synchronous_commit): "
+                    + "its figures would not be the benchmark's; deploy/bench.sh starts it durable");
+        }
         long unfinishedAtStart = unfinishedOrders();
         saga.stock(sku, 10_000_000);
         Map<String, Long> jitBeforeWarmup = compilerTicks();
@@ -115,10 +121,12 @@ final class SagaBenchmark {
         boolean statementsCounted = resetStatementCounts();
         Map<String, Long> cpuBefore = cpuTicks();
         MachineTicks machineBefore = MachineTicks.read();
-        long t0 = System.nanoTime();
+        Instant t0 = Instant.now();
         List<Sent> saturation = sendClosedLoop(settings.saturationOrders());
-        confirmAll(saturation, saturationMark, Duration.ofMinutes(10));
-        double seconds = (System.nanoTime() - t0) / 1e9;
+        Map<UUID, Instant> saturationConfirmed = confirmAll(saturation, saturationMark, Duration.ofMinutes(10));
+        // to the last confirmation, not to the look that found it (up to a poll interval and a query later)
+        Instant lastConfirmed = saturationConfirmed.values().stream().max(Instant::compareTo).orElseThrow();
+        double seconds = Duration.between(t0, lastConfirmed).toNanos() / 1e9;
         double throughput = saturation.size() / seconds;
         // progress, for a person watching (and a profiler waiting for a phase): the figures come in the summary
         System.out.printf("saturation: %d orders confirmed in %.1f s%n", saturation.size(), seconds);
@@ -128,10 +136,11 @@ final class SagaBenchmark {
         Map<String, Long> cpuAfter = cpuTicks();
         Map<String, Long> jitAfterSaturation = compilerTicks();
         MachineTicks machineAfter = MachineTicks.read();
-        Map<String, Map<String, Double>> rowsPerSaga = perSaga(rowsBefore, settledTableActivity(rowsBefore), saturation.size());
+        // counted at once (pg_stat_statements is current), before the settling below lets the services' idle work in
         Map<String, Object> statementsPerSaga = statementsCounted
                 ? statementsPerSaga(saturation.size())
                 : Map.of("unavailable", "pg_stat_statements is not loaded (deploy/stack.sh up loads it)");
+        Map<String, Map<String, Double>> rowsPerSaga = perSaga(rowsBefore, settledTableActivity(rowsBefore), saturation.size());
         Map<String, Double> cpuByProcess = cpuSecondsByProcess(cpuBefore, cpuAfter);
         Map<String, Double> postgresCpu = postgresCpuByKind(cpuBefore, cpuAfter, saturation.size());
         double cpuSeconds = cpuByProcess.values().stream().mapToDouble(Double::doubleValue).sum();
@@ -305,7 +314,7 @@ final class SagaBenchmark {
         List<CompletableFuture<Sent>> all = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             inFlight.acquire();
-            all.add(send().whenComplete((s, e) -> inFlight.release()));
+            all.add(send(Instant.now()).whenComplete((s, e) -> inFlight.release()));
         }
         return join(all);
     }
@@ -315,24 +324,30 @@ final class SagaBenchmark {
         long intervalNanos = (long) (1e9 / rate);
         ScheduledExecutorService clock = Executors.newSingleThreadScheduledExecutor();
         List<CompletableFuture<Sent>> all = Collections.synchronizedList(new ArrayList<>());
-        // sent on schedule whatever the answers: an open loop, so a slow system cannot slow the load down
+        long start = System.nanoTime();
+        Instant startedAt = Instant.now();
+        // sent on schedule whatever the answers: an open loop, so a slow system cannot slow the load down. Each
+        // order's latency counts from when it was due, not from when the clock's thread got to it: a send held up
+        // (this JVM's pause, a CPU the stack keeps busy) is the system's delay too, and left out it would hide the tail
         for (int i = 0; i < n; i++) {
             CompletableFuture<Sent> f = new CompletableFuture<>();
             all.add(f);
-            clock.schedule(() -> send().whenComplete((s, e) -> {
+            long due = i * intervalNanos;
+            Instant dueAt = startedAt.plusNanos(due);
+            clock.schedule(() -> send(dueAt).whenComplete((s, e) -> {
                 if (e != null) {
                     f.completeExceptionally(e);
                 } else {
                     f.complete(s);
                 }
-            }), i * intervalNanos, TimeUnit.NANOSECONDS);
+            }), due - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
         }
         List<Sent> sent = join(all);
         clock.shutdown();
         return sent;
     }
 
-    private CompletableFuture<Sent> send() {
+    private CompletableFuture<Sent> send(Instant sentAt) {
         String body = """
                 {"customerId": "bench", "items": [{"sku": "%s", "quantity": 1, "unitPrice": 10.50}], "currency": "EUR",
                  "paymentToken": "tok_ok", "shippingAddress": {"name": "Ada", "line1": "12 St James Square",
@@ -340,7 +355,7 @@ final class SagaBenchmark {
         HttpRequest request = HttpRequest.newBuilder(URI.create(saga.url(SagaSystem.ORDER) + "/orders"))
                 .header("Content-Type", "application/json").timeout(Duration.ofSeconds(30))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        return post(request, Instant.now());
+        return post(request, sentAt);
     }
 
     /**
@@ -486,7 +501,11 @@ final class SagaBenchmark {
         }
     }
 
-    /** From the commit of a participant's event (its occurred_at) to order-service having applied it. */
+    /**
+     * From a participant's event leaving in its outbox (its occurred_at, stamped in the transaction that commits it,
+     * whose outbox write is the last; so the commit and its flush are in the figure) to order-service's handler
+     * applying it (recorded_at, before that transaction's own commit).
+     */
     private List<Double> commitToConsumer(List<Sent> sent) throws Exception {
         List<Double> millis = new ArrayList<>();
         try (Connection c = TestStack.connect("order_db"); PreparedStatement ps = c.prepareStatement(
@@ -686,11 +705,19 @@ final class SagaBenchmark {
         return byService;
     }
 
+    /**
+     * Whether a commit is on disk when it returns: fsync and full-page writes on, and no synchronous_commit off,
+     * neither the server's nor one set for a database or a role (which a session of the services would take).
+     */
     private boolean durable() throws Exception {
         try (Connection c = TestStack.connect("postgres"); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT current_setting('fsync')")) {
+             ResultSet rs = st.executeQuery("""
+                     SELECT current_setting('fsync') = 'on' AND current_setting('full_page_writes') = 'on'
+                        AND current_setting('synchronous_commit') <> 'off'
+                        AND NOT EXISTS (SELECT 1 FROM pg_db_role_setting, unnest(setconfig) AS s
+                                        WHERE s ~* '^synchronous_commit=(off|false|no|0)$')""")) {
             rs.next();
-            return "on".equals(rs.getString(1));
+            return rs.getBoolean(1);
         }
     }
 
@@ -850,26 +877,34 @@ final class SagaBenchmark {
         return load;
     }
 
+    /**
+     * Each JVM's and sandbox's peak resident memory (Kafka's since it started, which may be before this run).
+     * PostgreSQL's processes share their buffers, which every one of them counts as its own, so theirs is the shared
+     * memory once (the most any process has mapped) and the private memory of each, summed, as the run ends.
+     */
     private Map<String, Long> peakMemory() throws IOException {
         Map<String, Long> mib = new LinkedHashMap<>();
-        long postgres = 0;
+        long postgresShared = 0;
+        long postgresPrivate = 0;
         for (var p : processes().entrySet()) {
+            Map<String, Long> kb = new HashMap<>();
             try {
                 for (String line : Files.readAllLines(Path.of("/proc", Long.toString(p.getValue()), "status"))) {
-                    if (line.startsWith("VmHWM:")) {
-                        long kb = Long.parseLong(line.replaceAll("\\D", ""));
-                        if (p.getKey().startsWith("postgres#")) {
-                            postgres += kb;
-                        } else {
-                            mib.put(p.getKey(), kb / 1024);
-                        }
+                    if (line.matches("(VmHWM|RssAnon|RssShmem):.*")) {
+                        kb.put(line.substring(0, line.indexOf(':')), Long.parseLong(line.replaceAll("\\D", "")));
                     }
                 }
             } catch (IOException gone) {
-                // ended meanwhile
+                continue; // ended meanwhile
+            }
+            if (p.getKey().startsWith("postgres#")) {
+                postgresShared = Math.max(postgresShared, kb.getOrDefault("RssShmem", 0L));
+                postgresPrivate += kb.getOrDefault("RssAnon", 0L);
+            } else if (kb.containsKey("VmHWM")) {
+                mib.put(p.getKey(), kb.get("VmHWM") / 1024);
             }
         }
-        mib.put("postgres (all processes, summed)", postgres / 1024);
+        mib.put("postgres (shared once, and each process's own, at the end)", (postgresShared + postgresPrivate) / 1024);
         return mib;
     }
 
@@ -911,8 +946,10 @@ final class SagaBenchmark {
             st.execute("CREATE TABLE inbox (event_id uuid PRIMARY KEY, event_type varchar(64) NOT NULL, "
                     + "topic varchar(128) NOT NULL, order_id uuid NOT NULL, correlation_id varchar(128) NOT NULL, "
                     + "received_at timestamptz NOT NULL DEFAULT now())");
+            // as the services' tables: the inbox's pruning index, and room on an order's page for its updates
+            st.execute("CREATE INDEX ON inbox (received_at)");
             st.execute("CREATE TABLE orders (id integer PRIMARY KEY, status varchar(32) NOT NULL, version bigint NOT NULL, "
-                    + "updated_at timestamptz NOT NULL)");
+                    + "updated_at timestamptz NOT NULL) WITH (fillfactor = 80)");
             st.execute("INSERT INTO orders SELECT g, 'PENDING', 0, now() FROM generate_series(1, 100000) g");
             st.execute("CREATE TABLE outbox (id uuid PRIMARY KEY, aggregate_type varchar(64) NOT NULL, "
                     + "aggregate_id varchar(64) NOT NULL, type varchar(64) NOT NULL, payload text NOT NULL, "
@@ -1021,7 +1058,7 @@ final class SagaBenchmark {
                   POST -> CONFIRMED at %s orders/s (open loop, %s s after %s s at that rate unmeasured, the JIT then at %s cores): %s ms
                     open loop per saga: %s database commits, WAL %s, %s CPU seconds; %s cores busy
                   POSTs answered 503 (busy) and sent again: %s
-                  commit -> consumer: %s ms
+                  outbox commit -> consumer (its handler): %s ms
                   per saga at saturation: %s database commits, WAL %s, %s CPU seconds
                   machine (cores busy; of them the stack, the load generator, anything else; share stolen by the hypervisor):
                     saturation %s
