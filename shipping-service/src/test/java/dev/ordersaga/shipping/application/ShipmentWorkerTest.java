@@ -343,6 +343,41 @@ class ShipmentWorkerTest {
     }
 
     /**
+     * A create that landed unheard before the carrier went down for the attempts left: the shipment went on hold for an
+     * operator, though it exists at the carrier. The shipment report tells, and it is recorded as created, so that no
+     * operator retries a shipment that is on its way.
+     */
+    @Test
+    void aCreateThatLandedUnheardBeforeTheShipmentWentOnHoldIsFoundInTheShipmentReportAndRecorded() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 3, Instant.now().plusSeconds(3600),
+                null);
+        try (Connection c = dataSource.getConnection(); PreparedStatement hold = c.prepareStatement("""
+                UPDATE shipment SET status = 'ON_HOLD', creation_uncertain = true, next_attempt_at = NULL
+                WHERE id = ?""")) {
+            hold.setObject(1, shipmentId);
+            assertThat(hold.executeUpdate()).isEqualTo(1);
+        }
+        reconciliation.reconcile();
+
+        String carrierId = ((CarrierClient.Created) carrierClient.create(shipmentId.toString(), orderId.toString(), ADA))
+                .carrierShipmentId();
+        assertThat(row(orderId).status()).as("no caller recorded it").isEqualTo(ShipmentStatus.ON_HOLD);
+
+        assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+        EventEnvelope<ShipmentCreated> created = published.await(orderId, ShipmentCreated.class, WAIT);
+        assertThat(created.payload().carrierShipmentId()).isEqualTo(carrierId);
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(shipment.carrierShipmentId()).isEqualTo(carrierId);
+        assertThat(carrier().shipmentsOf(orderId)).singleElement()
+                .satisfies(s -> assertThat(s.status()).isNotEqualTo("cancelled"));
+        assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
+    }
+
+    /**
      * Workers (threads here; replicas alike) racing for one due row: exactly one gets to call the carrier. The
      * service's own sweep races too, and when it wins none of the threads holds the row; the race is run again with a
      * new row until a thread wins, so that the threads' race is what is shown.
