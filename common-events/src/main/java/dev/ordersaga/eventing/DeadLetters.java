@@ -270,7 +270,8 @@ public class DeadLetters {
 
     private static String header(ConsumerRecord<String, String> record, String name) {
         Header header = record.headers().lastHeader(name);
-        return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+        // Kafka allows a header without a value; a parked message keeps the headers it came with
+        return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
     }
 
     private synchronized KafkaProducer<String, String> producer() {

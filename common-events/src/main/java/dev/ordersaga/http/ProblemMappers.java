@@ -1,6 +1,8 @@
 package dev.ordersaga.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import dev.ordersaga.eventing.EventStoreException;
 import jakarta.persistence.PersistenceException;
@@ -47,6 +49,39 @@ public class ProblemMappers {
     @ServerExceptionMapper
     public Response mismatched(MismatchedInputException e) {
         return respond(400, "Malformed JSON", e.getOriginalMessage(), null);
+    }
+
+    /**
+     * A JSON value that is not of its field's type ({@code "quantity": 2.9}, {@code "unitPrice": "cheap"}): answered
+     * as the field's constraints are, with the field named as the client wrote it, which Jackson's message leaves out.
+     */
+    @ServerExceptionMapper
+    public Response wrongType(InvalidFormatException e) {
+        Problem.Violation violation = new Problem.Violation(field(e.getPath()), expected(e.getTargetType()));
+        return respond(400, "Invalid request", "1 field(s) are invalid", List.of(violation));
+    }
+
+    /** [items, 0, quantity] -> "items[0].quantity". */
+    private static String field(List<JsonMappingException.Reference> path) {
+        StringBuilder field = new StringBuilder();
+        for (JsonMappingException.Reference step : path) {
+            if (step.getFieldName() != null) {
+                field.append(field.isEmpty() ? "" : ".").append(step.getFieldName());
+            } else if (step.getIndex() >= 0) {
+                field.append('[').append(step.getIndex()).append(']');
+            }
+        }
+        return field.toString();
+    }
+
+    private static String expected(Class<?> type) {
+        if (type == int.class || type == Integer.class || type == long.class || type == Long.class) {
+            return "must be a whole number";
+        }
+        if (type != null && Number.class.isAssignableFrom(type)) {
+            return "must be a number";
+        }
+        return "is not of the field's type";
     }
 
     @ServerExceptionMapper

@@ -3,8 +3,10 @@ package dev.ordersaga.testing;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringSerializer;
 
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -25,9 +27,9 @@ public final class KafkaTestProducer implements AutoCloseable {
     }
 
     /** Sends and waits for the broker's acknowledgement, so that sends are ordered within a key. */
-    public void send(String topic, String key, String value) {
+    public void send(String topic, String key, String value, Header... headers) {
         try {
-            producer.send(new ProducerRecord<>(topic, key, value)).get(30, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord<>(topic, null, key, value, List.of(headers))).get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

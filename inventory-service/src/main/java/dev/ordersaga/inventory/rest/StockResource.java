@@ -1,5 +1,6 @@
 package dev.ordersaga.inventory.rest;
 
+import dev.ordersaga.http.NoControlCharacters;
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.inventory.application.InventoryService;
 import jakarta.inject.Inject;
@@ -27,13 +28,14 @@ public class StockResource {
     /** Sets the available units of a SKU, creating it; reserved and shipped units stay as they are. */
     @PUT
     @Path("/{sku}")
-    public StockView set(@PathParam("sku") @NotBlank @Size(max = 64) String sku, @NotNull @Valid SetStockRequest request) {
+    public StockView set(@PathParam("sku") @NotBlank @Size(max = 64) @NoControlCharacters String sku,
+                         @NotNull @Valid SetStockRequest request) {
         return StockView.of(inventory.setAvailable(sku, request.quantity()));
     }
 
     @GET
     @Path("/{sku}")
-    public StockView get(@PathParam("sku") String sku) {
+    public StockView get(@PathParam("sku") @NoControlCharacters String sku) {
         return inventory.findStock(sku).map(StockView::of)
                 .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Stock not found", "no stock for SKU " + sku));
     }

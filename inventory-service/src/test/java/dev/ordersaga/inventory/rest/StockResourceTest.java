@@ -10,6 +10,8 @@ import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
 
+import java.util.List;
+
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.contains;
@@ -87,7 +89,8 @@ class StockResourceTest {
                 .when().put("/stock/" + sku)
                 .then().statusCode(400)
                 .contentType("application/problem+json")
-                .body("title", equalTo("Malformed JSON"))
+                .body("title", equalTo("Invalid request"))
+                .body("violations.field", contains("quantity"))
                 .body("status", equalTo(400));
         given().contentType(ContentType.JSON).body("{\"quantity\": ")
                 .when().put("/stock/" + sku)
@@ -107,6 +110,34 @@ class StockResourceTest {
                 .then().statusCode(400)
                 .contentType("application/problem+json")
                 .body("title", equalTo("Invalid request"));
+    }
+
+    /** Jackson would cut it to 2 by default, and the SKU would be stocked with other than was asked. */
+    @Test
+    void aFractionOfAUnitIsRejectedAndNothingIsSet() throws Exception {
+        String sku = InventoryRows.newSku("fraction");
+        given().contentType(ContentType.JSON).body("{\"quantity\": 2.9}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("violations.field", contains("quantity"))
+                .body("violations.message", contains("must be a whole number"));
+        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing created").isNull();
+    }
+
+    /** PostgreSQL refuses a NUL in text: without the check the insert failed after validation, a 500. */
+    @Test
+    void aSkuWithAControlCharacterIsRejected() throws Exception {
+        for (String sku : List.of(InventoryRows.newSku("nul") + "%00X", InventoryRows.newSku("tab") + "%09X")) {
+            given().urlEncodingEnabled(false).contentType(ContentType.JSON).body("{\"quantity\": 1}")
+                    .when().put("/stock/" + sku)
+                    .then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("violations.message", contains("must not contain control characters"));
+            given().urlEncodingEnabled(false).when().get("/stock/" + sku)
+                    .then().statusCode(400)
+                    .contentType("application/problem+json");
+        }
     }
 
     @Test

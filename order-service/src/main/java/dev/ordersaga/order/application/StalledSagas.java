@@ -6,6 +6,7 @@ import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.persistence.PersistenceException;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -116,7 +117,8 @@ public class StalledSagas {
             }
             return new Page(stalled, total);
         } catch (SQLException e) {
-            throw new IllegalStateException("could not look for stalled sagas", e);
+            // a database failure, as the operator's request is answered for one (503 when no connection was free)
+            throw new PersistenceException("could not look for stalled sagas", e);
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.ordersaga.order.rest;
 
+import dev.ordersaga.http.NoControlCharacters;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;

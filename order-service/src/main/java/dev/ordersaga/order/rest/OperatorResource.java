@@ -1,6 +1,7 @@
 package dev.ordersaga.order.rest;
 
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.http.NoControlCharacters;
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.application.StalledSagas;

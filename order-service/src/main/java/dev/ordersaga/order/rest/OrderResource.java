@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.events.EventCodec;
+import dev.ordersaga.http.NoControlCharacters;
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.domain.Address;

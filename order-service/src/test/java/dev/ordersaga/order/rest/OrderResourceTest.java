@@ -73,6 +73,12 @@ class OrderResourceTest {
                     .header("Retry-After", "1")
                     .contentType("application/problem+json")
                     .body("title", equalTo("Service busy"));
+            // the operator's list of stalled sagas reads with plain JDBC: refused alike, not a 500
+            given().auth().preemptive().basic("operator", "operator")
+                    .when().get("/operator/orders?stalled=true")
+                    .then().statusCode(503)
+                    .header("Retry-After", "1")
+                    .contentType("application/problem+json");
         } finally {
             for (Connection c : held) {
                 c.close();

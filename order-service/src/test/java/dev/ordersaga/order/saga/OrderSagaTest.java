@@ -1,6 +1,7 @@
 package dev.ordersaga.order.saga;
 
 import dev.ordersaga.eventing.DeadLetters;
+import dev.ordersaga.eventing.EventHeaders;
 import dev.ordersaga.eventing.InboxPruner;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventCodec;
@@ -504,6 +505,21 @@ class OrderSagaTest {
         given().auth().preemptive().basic("operator", "operator")
                 .post("/operator/dead-letters/{partition}/{offset}/replay", parked.record().partition(), Long.MAX_VALUE - 1)
                 .then().statusCode(404).contentType("application/problem+json");
+    }
+
+    /** Kafka allows a header without a value; one such message parked must not break the operators' list (a 500). */
+    @Test
+    void aParkedMessageWithAHeaderWithoutValueIsListed() {
+        String key = UUID.randomUUID().toString();
+        participants.send(Topics.INVENTORY_EVENTS, key, "not an event",
+                new org.apache.kafka.common.header.internals.RecordHeader(EventHeaders.EVENT_ID, null));
+        orderEvents.await(r -> Topics.ORDER_DLQ.equals(r.record().topic()) && key.equals(r.key()), Duration.ofSeconds(30));
+
+        String listed = "find { it.orderId == '%s' }".formatted(key);
+        given().auth().preemptive().basic("operator", "operator").get("/operator/dead-letters?limit=1000")
+                .then().statusCode(200)
+                .body(listed + ".topic", equalTo(Topics.INVENTORY_EVENTS))
+                .body(listed + ".eventId", org.hamcrest.Matchers.nullValue());
     }
 
     @Test

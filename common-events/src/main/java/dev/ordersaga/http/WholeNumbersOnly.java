@@ -1,4 +1,4 @@
-package dev.ordersaga.order.rest;
+package dev.ordersaga.http;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -7,9 +7,9 @@ import jakarta.inject.Singleton;
 
 /**
  * A request's whole-number field takes a whole number only: Jackson by default cuts {@code "quantity": 2.9} to 2,
- * and the customer would be sent, and charged for, other than what they asked. Refused, the value is answered as an
- * invalid field ({@link OrderProblemMappers#wrongType}). The events have their own mapper (EventCodec), which this
- * leaves alone.
+ * and a client would be sent, charged for or stocked with other than what it asked. Refused, the value is answered
+ * as an invalid field ({@link ProblemMappers#wrongType}), in every service. The events and the providers' answers
+ * have mappers of their own, which this leaves alone.
  */
 @Singleton
 public class WholeNumbersOnly implements ObjectMapperCustomizer {

@@ -1,4 +1,4 @@
-package dev.ordersaga.order.rest;
+package dev.ordersaga.http;
 
 import jakarta.validation.Constraint;
 import jakarta.validation.ConstraintValidator;
@@ -37,7 +37,7 @@ public @interface NoControlCharacters {
         }
 
         /** For text that comes in outside a validated body: a header. */
-        static boolean isFree(CharSequence text) {
+        public static boolean isFree(CharSequence text) {
             return text == null || text.chars().noneMatch(Character::isISOControl);
         }
     }
