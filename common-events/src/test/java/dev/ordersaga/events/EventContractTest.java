@@ -29,7 +29,9 @@ class EventContractTest {
             assertThat(envelope.payload()).isInstanceOf(entry.getValue());
             assertThat(envelope.orderId()).isEqualTo(UUID.fromString("6f1c2a4e-8b3d-4e5f-9a1b-2c3d4e5f6a7b"));
             assertThat(envelope.correlationId()).isEqualTo("corr-7d9e");
-            assertThat(envelope.payload()).hasNoNullFieldsOrPropertiesExcept("line2", "providerRefundId", "shippingAddress.line2");
+            // refundFollows came after the golden files: they show how an event written before it reads
+            assertThat(envelope.payload()).hasNoNullFieldsOrPropertiesExcept("line2", "providerRefundId", "shippingAddress.line2",
+                    "refundFollows");
             assertThat(EventCodec.decode(EventCodec.encode(envelope))).isEqualTo(envelope);
         }));
     }
@@ -53,6 +55,19 @@ class EventContractTest {
         assertThat(envelope.causationId()).isEqualTo(UUID.fromString("0a000000-0000-4000-8000-000000000001"));
         assertThat(((StockReserved) envelope.payload()).items()).containsExactly(
                 new StockItem("SKU-RED-MUG", 2), new StockItem("SKU-TEA-100G", 1));
+    }
+
+    @Test
+    void aPaymentSucceededWrittenBeforeRefundFollowsExistedIsAChargeThatStands() {
+        PaymentSucceeded old = (PaymentSucceeded) EventCodec.decode(golden("PaymentSucceeded.json")).payload();
+        assertThat(old.refundFollows()).isNull();
+        assertThat(old.refundedAtOnce()).isFalse();
+
+        EventEnvelope<PaymentSucceeded> refunded = EventEnvelope.of(UUID.randomUUID(), "corr-late", null,
+                new PaymentSucceeded("pay-1", new BigDecimal("32.00"), "EUR", "ch_late", true));
+        String json = EventCodec.encode(refunded);
+        assertThat(json).contains("\"refundFollows\":true").doesNotContain("refundedAtOnce");
+        assertThat(((PaymentSucceeded) EventCodec.decode(json).payload()).refundedAtOnce()).isTrue();
     }
 
     @Test

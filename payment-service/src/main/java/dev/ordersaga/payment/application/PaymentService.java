@@ -25,6 +25,7 @@ import org.jboss.logging.Logger;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -289,11 +290,19 @@ public class PaymentService {
         return !events.isEmpty();
     }
 
-    /** @return the number of the attempt that got no answer; 0 if the charge was resolved meanwhile */
+    /**
+     * @param claimedUntil the lease of the claim the call was made under
+     * @return the number of the attempt that got no answer; 0 if the charge was resolved meanwhile, or if the call's
+     * claim ran out and another took the row: that one's call is under way, and its outcome is the one to record
+     */
     @Transactional
-    public int recordChargeUnresolved(UUID paymentId) {
+    public int recordChargeUnresolved(UUID paymentId, Instant claimedUntil) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        if (!payment.isClaimedUntil(claimedUntil)) {
+            logStaleClaim(payment, "charge");
+            return 0;
+        }
         Payment.Progress asRead = payment.progress();
         int attempt = payment.chargeUnresolved(now, backoff);
         afterTransition(payment, asRead, List.of(), now);
@@ -313,15 +322,32 @@ public class PaymentService {
         afterTransition(payment, asRead, events, now);
     }
 
-    /** @return the number of the refund attempt that failed; 0 if the refund succeeded meanwhile */
+    /**
+     * @param claimedUntil the lease of the claim the call was made under
+     * @return the number of the refund attempt that failed; 0 if the refund succeeded meanwhile, or if the call's claim
+     * ran out and another took the row (as {@link #recordChargeUnresolved})
+     */
     @Transactional
-    public int recordRefundFailed(UUID paymentId) {
+    public int recordRefundFailed(UUID paymentId, Instant claimedUntil) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        if (!payment.isClaimedUntil(claimedUntil)) {
+            logStaleClaim(payment, "refund");
+            return 0;
+        }
         Payment.Progress asRead = payment.progress();
         int attempt = payment.refundFailed(now, backoff);
         afterTransition(payment, asRead, List.of(), now);
         return attempt;
+    }
+
+    /**
+     * Recorded, the failure would reschedule the row under the claim that replaced the call's (a worker that paused
+     * past its lease): the sweep would hand it to a third worker while the second's call is under way.
+     */
+    private static void logStaleClaim(Payment payment, String call) {
+        LOG.infof("A %s call for payment %s of order %s failed after its claim ran out; the claim that replaced it "
+                + "stands", call, payment.id(), payment.orderId());
     }
 
     // ---- work for the worker ----
@@ -330,8 +356,9 @@ public class PaymentService {
     @Transactional
     public List<PaymentTask> claimDue(int limit) {
         Instant now = Instant.now();
-        return payments.claimDue(now, now.plus(lease), limit).stream()
-                .map(id -> PaymentTask.of(payments.findById(id)))
+        Instant until = leaseEnd(now);
+        return payments.claimDue(now, until, limit).stream()
+                .map(id -> PaymentTask.of(payments.findById(id), until))
                 .toList();
     }
 
@@ -339,7 +366,8 @@ public class PaymentService {
     @Transactional
     public Optional<PaymentTask> claim(UUID paymentId) {
         Instant now = Instant.now();
-        return payments.claimIfDue(paymentId, now, now.plus(lease)).map(id -> PaymentTask.of(payments.findById(id)));
+        Instant until = leaseEnd(now);
+        return payments.claimIfDue(paymentId, now, until).map(id -> PaymentTask.of(payments.findById(id), until));
     }
 
     /**
@@ -372,6 +400,11 @@ public class PaymentService {
         return payments.findByOrderId(orderId);
     }
 
+    /** In the microseconds PostgreSQL keeps, so that a claim's lease compares equal to the row's. */
+    private Instant leaseEnd(Instant now) {
+        return now.plus(lease).truncatedTo(ChronoUnit.MICROS);
+    }
+
     private Payment load(UUID paymentId) {
         return payments.lockForChange(paymentId)
                 .orElseThrow(() -> new IllegalStateException("no payment " + paymentId));
@@ -386,9 +419,9 @@ public class PaymentService {
     private void afterTransition(Payment payment, Payment.Progress asRead, List<PaymentEvent> events, Instant now) {
         if (payment.isDue(now)) {
             // claimed here, under this transaction's row lock: saves the worker a claiming transaction per call
-            PaymentTask task = PaymentTask.of(payment);
-            payment.lease(now, now.plus(lease));
-            due.fire(PaymentDue.claimed(task, now));
+            Instant until = leaseEnd(now);
+            payment.lease(now, until);
+            due.fire(PaymentDue.claimed(PaymentTask.of(payment, until), now));
         } else if (payment.nextCall() != Payment.ProviderCall.NONE && payment.nextAttemptAt() != null) {
             due.fire(PaymentDue.later(payment.id(), payment.nextAttemptAt()));
         }

@@ -11,16 +11,18 @@ import java.util.UUID;
  * the call itself runs with no transaction and no managed entity. {@code cancelRequested} is as the claim read it:
  * an OrderCancelling may commit between the claim and the call. {@code chargingSince} tells whether the provider's
  * "no charge under this key" may be taken at its word ({@link dev.ordersaga.payment.domain.RechargeWindow}).
+ * {@code claimedUntil} is the claim's lease, which tells whether the claim still holds the row when its outcome is
+ * recorded ({@link Payment#isClaimedUntil}).
  */
 public record PaymentTask(UUID paymentId, UUID orderId, Payment.ProviderCall call, BigDecimal amount, String currency,
                           String paymentToken, String chargeId, String chargeIdempotencyKey,
                           String refundIdempotencyKey, String correlationId, UUID causedByEventId,
-                          boolean cancelRequested, Instant chargingSince) {
+                          boolean cancelRequested, Instant chargingSince, Instant claimedUntil) {
 
-    static PaymentTask of(Payment payment) {
+    static PaymentTask of(Payment payment, Instant claimedUntil) {
         return new PaymentTask(payment.id(), payment.orderId(), payment.nextCall(), payment.amount(), payment.currency(),
                 payment.paymentToken(), payment.providerChargeId(), payment.idempotencyKey(),
                 payment.refundIdempotencyKey(), payment.correlationId(), payment.causedByEventId(),
-                payment.cancelRequested(), payment.chargingSince());
+                payment.cancelRequested(), payment.chargingSince(), claimedUntil);
     }
 }

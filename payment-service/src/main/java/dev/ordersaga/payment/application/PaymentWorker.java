@@ -216,14 +216,14 @@ public class PaymentWorker {
         } else if (outcome instanceof Declined declined) {
             payments.recordChargeDeclined(task.paymentId(), declined.reason());
         } else if (outcome instanceof Unresolved unresolved) {
-            int attempt = payments.recordChargeUnresolved(task.paymentId());
+            int attempt = payments.recordChargeUnresolved(task.paymentId(), task.claimedUntil());
             if (attempt > 0) {
                 LOG.warnf("Charge of order %s unresolved (%s), attempt %d: not a decline; asking the provider for its "
                         + "status after a backoff", task.orderId(), unresolved.reason(), attempt);
             }
         } else if (outcome instanceof NotFound) {
             // only the status query answers NotFound; a charge call never does
-            payments.recordChargeUnresolved(task.paymentId());
+            payments.recordChargeUnresolved(task.paymentId(), task.claimedUntil());
         }
     }
 
@@ -235,7 +235,7 @@ public class PaymentWorker {
         if (outcome instanceof Refunded refunded) {
             payments.recordRefundSucceeded(task.paymentId(), refunded.refundId());
         } else if (outcome instanceof PaymentProviderClient.RefundFailed failed) {
-            int attempt = payments.recordRefundFailed(task.paymentId());
+            int attempt = payments.recordRefundFailed(task.paymentId(), task.claimedUntil());
             if (attempt > 0) {
                 refundFailures.increment();
                 LOG.errorf("ALERT compensation failed: refund of order %s attempt %d: %s; retrying with backoff until "

@@ -43,9 +43,11 @@ import java.util.UUID;
  * any order. A payment created by StockReserved is PENDING without an amount until OrderCreated fills it in.
  *
  * <p>While CHARGING or REFUNDING a call to the provider is owed; {@code nextAttemptAt} says when (persisted, so
- * that a restart neither loses nor resets the schedule) and {@link #nextCall()} says which. A charge that got no
- * answer is resolved by asking the provider for its status, never by a blind new charge; the payment id is the
- * charge's idempotency key.
+ * that a restart neither loses nor resets the schedule) and {@link #nextCall()} says which. A charge whose answer
+ * was recorded as missing is resolved by asking the provider for its status, never by a blind new charge; the payment
+ * id is the charge's idempotency key. A first call whose worker died before recording anything leaves no trace in the
+ * row: when its lease runs out the charge is sent again under the same key, which the provider answers with the
+ * charge it made, if any (within the {@link RechargeWindow}; after it, the provider is asked first).
  *
  * <p>A DECLINED payment is watched for a late settlement for a while ({@link SettlementWatch}): the provider is asked
  * for the charge's status a few times, so that a late settlement whose webhook was lost is refunded all the same. So is
@@ -310,14 +312,15 @@ public class Payment {
             case CHARGING -> {
                 providerChargeId = chargeId;
                 moveTo(PaymentStatus.SUCCEEDED, now);
-                events.add(new PaymentSucceeded(id.toString(), amount(), currency, chargeId));
+                events.add(new PaymentSucceeded(id.toString(), amount(), currency, chargeId, cancelRequested));
                 if (cancelRequested) {
                     startRefunding(causedByEventId, now);
                 }
             }
             case DECLINED, CANCELLED -> {
                 providerChargeId = chargeId;
-                events.add(new PaymentSucceeded(id.toString(), amount(), currency, chargeId));
+                // said in the event: shipping, which may hear it before the order's cancellation, ships nothing for it
+                events.add(new PaymentSucceeded(id.toString(), amount(), currency, chargeId, true));
                 startRefunding(causedByEventId, now);
             }
             case SUCCEEDED, REFUNDING, REFUNDED -> {
@@ -533,6 +536,14 @@ public class Payment {
     /** A provider call is owed and its time has come. */
     public boolean isDue(Instant now) {
         return nextCall() != ProviderCall.NONE && nextAttemptAt != null && !nextAttemptAt.isAfter(now);
+    }
+
+    /**
+     * Whether the claim whose lease ends at {@code claimedUntil} still holds the row: a claim is its lease's end in
+     * {@code next_attempt_at}, and a later claim (after it ran out) or any recorded outcome moves that on.
+     */
+    public boolean isClaimedUntil(Instant claimedUntil) {
+        return nextAttemptAt != null && nextAttemptAt.equals(claimedUntil);
     }
 
     /**

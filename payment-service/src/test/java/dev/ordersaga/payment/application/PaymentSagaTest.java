@@ -277,7 +277,7 @@ class PaymentSagaTest {
 
         // the claimed call found the provider unreachable (no connection: nothing sent), and is asked about after a
         // backoff, by the application's worker, of a provider that is back and has no charge under the key
-        assertThat(payments.recordChargeUnresolved(claimed.paymentId())).isEqualTo(1);
+        assertThat(payments.recordChargeUnresolved(claimed.paymentId(), claimed.claimedUntil())).isEqualTo(1);
 
         EventEnvelope<PaymentRefunded> refunded = awaitOne(saga, PaymentRefunded.class);
         assertThat(refunded.payload().amount()).isEqualByComparingTo("0");
@@ -295,7 +295,7 @@ class PaymentSagaTest {
 
         // the claimed call timed out while the provider was still at it; asked about after a backoff, by the
         // application's worker, the provider has no charge yet, and the cancellation is answered with nothing to refund
-        assertThat(payments.recordChargeUnresolved(claimed.paymentId())).isEqualTo(1);
+        assertThat(payments.recordChargeUnresolved(claimed.paymentId(), claimed.claimedUntil())).isEqualTo(1);
         EventEnvelope<PaymentRefunded> nothing = awaitOne(saga, PaymentRefunded.class);
         assertThat(nothing.payload().amount()).isEqualByComparingTo("0");
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.CANCELLED);
@@ -393,7 +393,7 @@ class PaymentSagaTest {
 
         // the claimed call found the provider unreachable (nothing sent); the application's worker asks after a
         // backoff, hears of no charge under the key, and charges under the same key
-        assertThat(payments.recordChargeUnresolved(claimed.paymentId())).isEqualTo(1);
+        assertThat(payments.recordChargeUnresolved(claimed.paymentId(), claimed.claimedUntil())).isEqualTo(1);
 
         EventEnvelope<PaymentSucceeded> succeeded = awaitOne(saga, PaymentSucceeded.class);
         assertThat(ledger(saga).charges()).singleElement().satisfies(charge -> {
@@ -452,8 +452,38 @@ class PaymentSagaTest {
         EventEnvelope<PaymentSucceeded> succeeded = awaitOne(saga, PaymentSucceeded.class);
         assertThat(succeeded.payload().providerChargeId()).isEqualTo(ledger(saga).charges().get(0).chargeId());
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
-        assertThat(payments.recordChargeUnresolved(claimed.paymentId())).as("the call's late outcome").isZero();
+        assertThat(payments.recordChargeUnresolved(claimed.paymentId(), claimed.claimedUntil())).as("the call's late outcome").isZero();
         assertThat(ledger(saga).charges()).hasSize(1);
+    }
+
+    /**
+     * A worker that paused past its lease (a long GC, a record transaction that waited) comes back with its call's
+     * failure after the sweep gave the row to a second worker. Recorded, it would move the second claim's lease to a
+     * short backoff, and the sweep would hand the row to a third worker while the second's call is under way.
+     */
+    @Test
+    void aFailureRecordedUnderAClaimThatRanOutLeavesTheClaimThatReplacedIt() {
+        OrderSaga saga = saga("stale-claim");
+        PaymentTask first = chargeClaimedFor(saga);
+        // the first lease ran out and another worker claimed the row, in one transaction: the service's own sweep,
+        // which would find the row due in between, skips it while it is locked
+        PaymentTask second = QuarkusTransaction.requiringNew().call(() -> {
+            Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+            repository.getEntityManager().createNativeQuery("UPDATE payment SET next_attempt_at = ?2 WHERE id = ?1")
+                    .setParameter(1, first.paymentId()).setParameter(2, now.minusSeconds(1)).executeUpdate();
+            Instant until = now.plus(Duration.ofHours(2));
+            assertThat(repository.claimIfDue(first.paymentId(), now, until)).isPresent();
+            return PaymentTask.of(repository.findById(first.paymentId()), until);
+        });
+
+        assertThat(payments.recordChargeUnresolved(first.paymentId(), first.claimedUntil()))
+                .as("the first call's late failure").isZero();
+        assertThat(payment(saga).nextAttemptAt()).as("the second claim stands").isEqualTo(second.claimedUntil());
+        assertThat(payment(saga).attempts()).isZero();
+
+        assertThat(payments.recordChargeUnresolved(second.paymentId(), second.claimedUntil())).isEqualTo(1);
+        assertThat(payment(saga).nextAttemptAt()).as("rescheduled by the claim that holds the row")
+                .isBefore(second.claimedUntil());
     }
 
     @Test
@@ -466,7 +496,7 @@ class PaymentSagaTest {
             repository.getEntityManager()
                     .createNativeQuery("UPDATE payment SET charging_since = charging_since - interval '13 hours' WHERE id = ?1")
                     .setParameter(1, claimed.paymentId()).executeUpdate();
-            return PaymentTask.of(repository.findById(claimed.paymentId()));
+            return PaymentTask.of(repository.findById(claimed.paymentId()), claimed.claimedUntil());
         });
         assertThat(late.call()).isEqualTo(Payment.ProviderCall.CHARGE);
 
@@ -526,7 +556,7 @@ class PaymentSagaTest {
         QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager()
                 .createNativeQuery("UPDATE payment SET charging_since = charging_since - interval '13 hours' WHERE id = ?1")
                 .setParameter(1, claimed.paymentId()).executeUpdate());
-        assertThat(payments.recordChargeUnresolved(claimed.paymentId())).isEqualTo(1);
+        assertThat(payments.recordChargeUnresolved(claimed.paymentId(), claimed.claimedUntil())).isEqualTo(1);
         await().atMost(PATIENCE).until(() -> payment(saga).isHeld());
         return claimed;
     }
@@ -548,8 +578,9 @@ class PaymentSagaTest {
             payment.noteStockReserved(UUID.randomUUID(), now);
             repository.persist(payment);
             repository.flush();
-            assertThat(repository.claimIfDue(payment.id(), now, now.plus(Duration.ofHours(1)))).isPresent();
-            return PaymentTask.of(payment);
+            Instant until = now.plus(Duration.ofHours(1));
+            assertThat(repository.claimIfDue(payment.id(), now, until)).isPresent();
+            return PaymentTask.of(payment, until);
         });
     }
 

@@ -85,7 +85,7 @@ class PaymentWorkerTest {
         UUID paymentId = UUID.randomUUID();
         PaymentTask refund = new PaymentTask(paymentId, UUID.randomUUID(), Payment.ProviderCall.REFUND,
                 new BigDecimal("21.00"), "EUR", "tok_ok", "ch_" + paymentId, paymentId.toString(), "refund-" + paymentId,
-                "cid-" + paymentId, UUID.randomUUID(), true, null);
+                "cid-" + paymentId, UUID.randomUUID(), true, null, null);
         double before = refundFailures();
         try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
             worker.work(refund);

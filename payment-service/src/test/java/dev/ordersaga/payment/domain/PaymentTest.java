@@ -438,7 +438,8 @@ class PaymentTest {
         assertThat(payment.cancelRequested()).isTrue();
 
         List<PaymentEvent> events = payment.chargeSucceeded("ch_1", NOW);
-        assertThat(events).singleElement().isInstanceOf(PaymentSucceeded.class);
+        assertThat(events).singleElement().isInstanceOfSatisfying(PaymentSucceeded.class,
+                succeeded -> assertThat(succeeded.refundedAtOnce()).as("nothing to ship for it").isTrue());
         assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
         assertThat(payment.isDue(NOW)).isTrue();
@@ -557,8 +558,8 @@ class PaymentTest {
 
         List<PaymentEvent> events = payment.chargeSucceeded("ch_late", NOW);
 
-        assertThat(events).containsExactly(
-                new PaymentSucceeded(payment.id().toString(), new BigDecimal("21.00"), "EUR", "ch_late"));
+        assertThat(events).as("refunded at once: nothing to ship for it").containsExactly(
+                new PaymentSucceeded(payment.id().toString(), new BigDecimal("21.00"), "EUR", "ch_late", true));
         assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
         assertThat(payment.providerChargeId()).isEqualTo("ch_late");
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);

@@ -128,11 +128,21 @@ public class ShippingService {
         });
     }
 
-    /** PaymentSucceeded: the shipment is requested at the carrier once the order is known too. */
+    /**
+     * PaymentSucceeded: the shipment is requested at the carrier once the order is known too. A charge that payment
+     * refunds at once (it settled after a decline, or while the order was being cancelled) ships nothing: the order's
+     * cancellation, on another topic, may not have arrived yet, and the carrier would create a parcel for an order
+     * that is being cancelled. The cancellation, when it comes, answers for the shipment as for an unpaid one.
+     */
     @Transactional
     public void onPaymentSucceeded(EventEnvelope<?> event, PaymentSucceeded succeeded, InboxClaim claim) {
         Optional<Shipment> existing = shipments.lockByOrderIdForChange(event.orderId(), claim);
         if (claim.duplicate()) {
+            return;
+        }
+        if (succeeded.refundedAtOnce()) {
+            LOG.infof("PaymentSucceeded %s of order %s is refunded at once (the order is being cancelled): nothing to ship",
+                    event.eventId(), event.orderId());
             return;
         }
         onShipmentOf(event, existing, shipment -> {

@@ -194,6 +194,32 @@ class ShippingSagaTest {
         assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCancelled");
     }
 
+    /**
+     * A charge that settled after the payment was declined (or while the order was being cancelled) is refunded at
+     * once, and its PaymentSucceeded says so. Heard before the order's cancellation, which comes on another topic, it
+     * must not have the carrier create a parcel; the cancellation then answers for the shipment that never started.
+     */
+    @Test
+    void aPaymentRefundedAtOnceShipsNothingEvenBeforeTheCancellationArrives() {
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreated());
+        PaymentSucceeded charged = paymentSucceeded();
+        EventEnvelope<PaymentSucceeded> late = saga.send(new PaymentSucceeded(charged.paymentId(), charged.amount(),
+                charged.currency(), "ch_late", true));
+        await().atMost(WAIT).until(() -> Inboxes.claimed(dataSource, late.eventId()));
+
+        Shipment shipment = row(saga.orderId());
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.PENDING);
+        assertThat(shipment.isPaid()).isFalse();
+        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+
+        saga.send(orderCancelling());
+        published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
+        assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+        assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCancelled");
+    }
+
     @Test
     void duplicatePaymentSucceededCreatesOneShipmentAtTheCarrier() {
         SagaEvents.Saga saga = events.saga();
