@@ -62,10 +62,12 @@ public class OutboxWriter {
         EventEnvelope<E> envelope = EventEnvelope.of(orderId, context.correlationId(), context.causationId(), event);
         String payload = EventCodec.encode(envelope);
         // a UTF-8 character takes at most 3 bytes for each char: only a long payload is counted exactly
-        if (payload.length() * 3L > MAX_EVENT_BYTES && payload.getBytes(StandardCharsets.UTF_8).length > MAX_EVENT_BYTES) {
-            throw new EventTooLargeException(envelope.type() + " for order " + orderId + " is "
-                    + payload.getBytes(StandardCharsets.UTF_8).length + " bytes encoded, more than Kafka takes ("
-                    + MAX_EVENT_BYTES + ")");
+        if (payload.length() * 3L > MAX_EVENT_BYTES) {
+            int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
+            if (bytes > MAX_EVENT_BYTES) {
+                throw new EventTooLargeException(envelope.type() + " for order " + orderId + " is " + bytes
+                        + " bytes encoded, more than Kafka takes (" + MAX_EVENT_BYTES + ")");
+            }
         }
         TransactionalWrites.Write write = new TransactionalWrites.Write(INSERT_THEN_DELETE, 9, (statement, first) -> {
             statement.setObject(first, envelope.eventId());

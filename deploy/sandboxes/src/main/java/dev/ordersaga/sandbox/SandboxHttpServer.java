@@ -15,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The HTTP shell shared by both sandboxes: routing, JSON errors, the slow mode, one log line per call, and a
@@ -41,11 +42,14 @@ final class SandboxHttpServer implements AutoCloseable {
     private final ExecutorService handlers;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile Duration slowness = Duration.ZERO;
+    /** Provider answers held back by {@link #slowness}, since the start: how a fault run knows its spell took effect. */
+    private final AtomicLong slowedAnswers = new AtomicLong();
 
     private SandboxHttpServer(String name, List<Route> routes, HttpServer server) {
         this.name = name;
         List<Route> all = new ArrayList<>(routes);
         all.add(Route.post("/sandbox/slow", this::slowDown));
+        all.add(Route.get("/sandbox/slow", request -> slowState(slowness.toMillis())));
         this.routes = List.copyOf(all);
         this.server = server;
         this.handlers = Executors.newCachedThreadPool(threads(name + "-" + port() + "-http"));
@@ -112,7 +116,11 @@ final class SandboxHttpServer implements AutoCloseable {
     private Response slowDown(Request request) {
         SlowRequest slow = request.body(SlowRequest.class).validated();
         slowness = Duration.ofMillis(slow.delayMs());
-        return Response.json(200, Json.object("delayMs", slow.delayMs()));
+        return slowState(slow.delayMs());
+    }
+
+    private Response slowState(long delayMs) {
+        return Response.json(200, Json.object("delayMs", delayMs, "slowedAnswers", slowedAnswers.get()));
     }
 
     private void handle(HttpExchange exchange) {
@@ -123,7 +131,11 @@ final class SandboxHttpServer implements AutoCloseable {
             Request request = new Request(method, path, exchange.getRequestURI().getRawQuery(), exchange.getRequestHeaders(),
                     exchange.getRequestBody().readAllBytes(), List.of());
             Response response = answer(request);
-            Duration delay = path.startsWith(PROVIDER_API) ? response.delay().plus(slowness) : response.delay();
+            Duration slowedBy = path.startsWith(PROVIDER_API) ? slowness : Duration.ZERO;
+            if (!slowedBy.isZero()) {
+                slowedAnswers.incrementAndGet();
+            }
+            Duration delay = response.delay().plus(slowedBy);
             if (!holdBack(delay)) {
                 return;
             }

@@ -385,7 +385,7 @@ class PaymentSandboxTest {
 
     @Test
     void slowModeDelaysEveryProviderAnswerButNotTheSandboxEndpoints() {
-        client.slow(2000);
+        long slowedBefore = client.slow(2000);
 
         assertThatThrownBy(() -> client.postOrThrow("/v1/charges", key(), charge("tok_ok"), SHORT_CLIENT_TIMEOUT))
                 .isInstanceOf(HttpTimeoutException.class);
@@ -393,11 +393,14 @@ class PaymentSandboxTest {
         String key = client.ledger().get("charges").get(0).get("idempotencyKey").asText();
         assertThatThrownBy(() -> client.getOrThrow("/v1/charges/" + key, SHORT_CLIENT_TIMEOUT))
                 .isInstanceOf(HttpTimeoutException.class);
+        assertThat(client.slowedAnswers()).as("the charge's and the status's answers, not the ledger's")
+                .isEqualTo(slowedBefore + 2);
 
-        client.slow(0);
+        assertThat(client.slow(0)).isEqualTo(slowedBefore + 2);
 
         assertThat(client.post("/v1/charges", key(), charge("tok_ok"), Duration.ofMillis(1500)).status())
                 .isEqualTo(201);
+        assertThat(client.slowedAnswers()).as("none once the delay is off").isEqualTo(slowedBefore + 2);
     }
 
     @Test

@@ -66,8 +66,13 @@ final class SandboxClient {
         return get("/sandbox/ledger").body();
     }
 
-    void slow(long delayMs) {
-        post("/sandbox/slow", null, "{\"delayMs\": " + delayMs + "}");
+    /** Sets the provider answers' delay; returns how many answers were held back by one so far. */
+    long slow(long delayMs) {
+        return post("/sandbox/slow", null, "{\"delayMs\": " + delayMs + "}").body().get("slowedAnswers").asLong();
+    }
+
+    long slowedAnswers() {
+        return get("/sandbox/slow").body().get("slowedAnswers").asLong();
     }
 
     private HttpRequest postRequest(String path, String idempotencyKey, String json, Duration timeout) {

@@ -21,6 +21,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -55,7 +56,7 @@ class FaultInjectionIT {
         Instant startedAt = Instant.now();
         // ends the spells of the faults that last a while (a slow provider, the carrier's outage), so that other faults
         // fall into them
-        ScheduledExecutorService spells = Executors.newScheduledThreadPool(3);
+        ScheduledExecutorService spells = Executors.newScheduledThreadPool(6);
         try (SagaSystem saga = SagaSystem.start(runName(), Map.of("eventing.relay.fault.publish-twice", "true"), replicas)) {
             String sku = SagaSystem.newSku();
             saga.stock(sku, orders * 2);
@@ -89,10 +90,10 @@ class FaultInjectionIT {
             // rounds of every fault kind, each in a new seeded order, while orders come in: one in the suite's small
             // run, as many as its load lasts in a long one (saga.faults.rounds=0)
             int rounds = 0;
-            Outages outages = new Outages();
+            Lasting lasting = new Lasting();
             do {
                 rounds++;
-                for (Step step : faultPlan(random, replicas, spells, sku, placed, outages)) {
+                for (Step step : faultPlan(random, replicas, spells, sku, placed, lasting)) {
                     TimeUnit.MILLISECONDS.sleep(step.afterMillis()); // the fault plan's timing, not a wait for a condition
                     System.out.printf("fault (round %d): %s%n", rounds, step.name());
                     step.action().run(saga);
@@ -105,8 +106,9 @@ class FaultInjectionIT {
             // the spells still on end as planned: an outage ends once its order waits, not when the load does
             spells.shutdown();
             assertThat(spells.awaitTermination(4, TimeUnit.MINUTES)).as("the faults' spells ended").isTrue();
-            for (Future<?> outage : outages.held) {
-                outage.get(); // each outage held its order for an operator, or the run fails here
+            for (Future<?> tookEffect : lasting.tookEffect) {
+                // each outage held its order for an operator, each slow spell held an answer back, or the run fails here
+                tookEffect.get();
             }
             saga.carrierOutage(0);
             saga.carrierSlow(0);
@@ -145,8 +147,8 @@ class FaultInjectionIT {
             if (replicas > 1) {
                 System.out.print(replicasAtWork(saga));
             }
-            // the load's orders and each outage's own
-            assertThat(placed).hasSize(orders + rounds);
+            // the load's orders and each outage's and slow spell's own
+            assertThat(placed).hasSize(orders + 3 * rounds);
             assertThat(retried + cancelled).as("orders that waited for an operator: each outage holds one at least")
                     .isGreaterThanOrEqualTo(rounds);
             assertThat(last[0].report()).as("every event was published twice (the relays' publish-twice switch)")
@@ -205,10 +207,15 @@ class FaultInjectionIT {
     private record Step(String name, long afterMillis, Fault action) {
     }
 
-    /** The carrier's outages of a run: the latest one's number, and each one's wait for its held order. */
-    private static final class Outages {
-        final AtomicInteger latest = new AtomicInteger();
-        final List<Future<?>> held = Collections.synchronizedList(new ArrayList<>());
+    /**
+     * The faults of a run that last a while: the latest one's number of each kind (a later round's may begin before
+     * an earlier one ends, and only the latest ends its kind), and each one's check that it took effect.
+     */
+    private static final class Lasting {
+        final AtomicInteger latestOutage = new AtomicInteger();
+        final AtomicInteger latestSlowPayment = new AtomicInteger();
+        final AtomicInteger latestSlowCarrier = new AtomicInteger();
+        final List<Future<?>> tookEffect = Collections.synchronizedList(new ArrayList<>());
     }
 
     @FunctionalInterface
@@ -217,11 +224,36 @@ class FaultInjectionIT {
     }
 
     /**
+     * Slows a sandbox's answers for a spell of {@code seconds}, with an order of the spell's own so that a call falls
+     * into it even when the load has ended. The spell ends once its time is up and an answer was held back (at most
+     * 3 min); its check in {@code lasting} fails the run if none was.
+     */
+    private static void slowSpell(SagaSystem saga, ScheduledExecutorService spells, AtomicInteger latest, Lasting lasting,
+                                  int seconds, String sku, List<UUID> placed, LongSupplier slowDown, LongSupplier slowedAnswers,
+                                  Runnable backToNormal) {
+        int spell = latest.incrementAndGet();
+        long slowedBefore = slowDown.getAsLong();
+        placed.add(saga.placeRetrying("fault-slow-" + UUID.randomUUID(), "tok_ok", "12 St James Square",
+                new Line(sku, 1, "10.50")));
+        lasting.tookEffect.add(spells.schedule(() -> {
+            try {
+                await("an answer held back by the spell").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500))
+                        .until(() -> slowedAnswers.getAsLong() > slowedBefore);
+            } finally {
+                if (latest.get() == spell) {
+                    backToNormal.run();
+                }
+            }
+            return null;
+        }, seconds, TimeUnit.SECONDS));
+    }
+
+    /**
      * Every kind of fault at least once, in a seeded order with seeded gaps. A fault that lasts a while ends on a
      * thread of {@code spells}, so that the faults after it in the plan fall into it.
      */
     private static List<Step> faultPlan(Random r, int replicas, ScheduledExecutorService spells, String sku, List<UUID> placed,
-                                        Outages outages) {
+                                        Lasting lasting) {
         List<Step> steps = new ArrayList<>();
         for (String service : SERVICES) {
             if (replicas == 1) {
@@ -236,31 +268,30 @@ class FaultInjectionIT {
         steps.add(new Step("restart Kafka", 0, saga -> saga.restartStack("kafka")));
         steps.add(new Step("restart PostgreSQL", 0, saga -> saga.restartStack("postgres")));
         int paymentSlowSeconds = 5 + r.nextInt(11);
-        steps.add(new Step("slow payment provider (1.5 s per answer) for " + paymentSlowSeconds + " s", 0, saga -> {
-            saga.paymentProviderSlow(1_500);
-            spells.schedule(() -> saga.paymentProviderSlow(0), paymentSlowSeconds, TimeUnit.SECONDS);
-        }));
+        steps.add(new Step("slow payment provider (1.5 s per answer) for " + paymentSlowSeconds + " s", 0, saga ->
+                slowSpell(saga, spells, lasting.latestSlowPayment, lasting, paymentSlowSeconds, sku, placed,
+                        () -> saga.paymentProviderSlow(1_500), saga::paymentProviderSlowedAnswers,
+                        () -> saga.paymentProviderSlow(0))));
         // above shipping's 2 s timeout: the carrier creates the shipment, its answer is lost, shipping looks it up
         int carrierSlowSeconds = 5 + r.nextInt(11);
-        steps.add(new Step("slow carrier (2.5 s per answer, past shipping's timeout) for " + carrierSlowSeconds + " s", 0, saga -> {
-            saga.carrierSlow(2_500);
-            spells.schedule(() -> saga.carrierSlow(0), carrierSlowSeconds, TimeUnit.SECONDS);
-        }));
+        steps.add(new Step("slow carrier (2.5 s per answer, past shipping's timeout) for " + carrierSlowSeconds + " s", 0, saga ->
+                slowSpell(saga, spells, lasting.latestSlowCarrier, lasting, carrierSlowSeconds, sku, placed,
+                        () -> saga.carrierSlow(2_500), saga::carrierSlowedAnswers, () -> saga.carrierSlow(0))));
         steps.add(new Step("carrier down until an order of its own waits for an operator (at most 3 min)", 0, saga -> {
-            int outage = outages.latest.incrementAndGet();
+            int outage = lasting.latestOutage.incrementAndGet();
             saga.carrierOutage(Integer.MAX_VALUE);
             // an order of the outage's own, so that one is held whenever the outage falls in the load
             UUID held = saga.placeRetrying("fault-outage-" + UUID.randomUUID(), "tok_ok", "12 St James Square",
                     new Line(sku, 1, "10.50"));
             placed.add(held);
-            outages.held.add(spells.submit(() -> {
+            lasting.tookEffect.add(spells.submit(() -> {
                 try {
                     await("order " + held + " waits for an operator").atMost(Duration.ofMinutes(3))
                             .pollInterval(Duration.ofMillis(500)).ignoreExceptions()
                             .until(() -> saga.order(held).hasNonNull("waitingReason"));
                 } finally {
                     // a later round's outage may have begun meanwhile: it is that one's to end
-                    if (outages.latest.get() == outage) {
+                    if (lasting.latestOutage.get() == outage) {
                         saga.carrierOutage(0);
                     }
                 }

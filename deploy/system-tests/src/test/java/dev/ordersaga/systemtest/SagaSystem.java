@@ -391,16 +391,35 @@ final class SagaSystem implements AutoCloseable {
         return statuses;
     }
 
-    /** Every answer of the payment provider takes this long from now on (0: back to normal). */
-    void paymentProviderSlow(int delayMs) {
-        given().baseUri(url(PAYMENT_PROVIDER)).contentType(ContentType.JSON).body("{\"delayMs\": " + delayMs + "}")
-                .post("/sandbox/slow").then().statusCode(200);
+    /**
+     * Every answer of the payment provider takes this long from now on (0: back to normal). Returns how many of its
+     * answers a delay has held back so far.
+     */
+    long paymentProviderSlow(int delayMs) {
+        return slow(PAYMENT_PROVIDER, delayMs);
     }
 
-    /** Every answer of the carrier's API this much later (the calls themselves take effect at once). */
-    void carrierSlow(int delayMs) {
-        given().baseUri(url(CARRIER)).contentType(ContentType.JSON).body("{\"delayMs\": " + delayMs + "}")
-                .post("/sandbox/slow").then().statusCode(200);
+    /** Every answer of the carrier's API this much later (the calls themselves take effect at once); as above. */
+    long carrierSlow(int delayMs) {
+        return slow(CARRIER, delayMs);
+    }
+
+    long paymentProviderSlowedAnswers() {
+        return slowedAnswers(PAYMENT_PROVIDER);
+    }
+
+    long carrierSlowedAnswers() {
+        return slowedAnswers(CARRIER);
+    }
+
+    private long slow(int sandbox, int delayMs) {
+        return given().baseUri(url(sandbox)).contentType(ContentType.JSON).body("{\"delayMs\": " + delayMs + "}")
+                .post("/sandbox/slow").then().statusCode(200).extract().jsonPath().getLong("slowedAnswers");
+    }
+
+    private long slowedAnswers(int sandbox) {
+        return given().baseUri(url(sandbox)).get("/sandbox/slow").then().statusCode(200).extract().jsonPath()
+                .getLong("slowedAnswers");
     }
 
     void carrierOutage(int failures) {

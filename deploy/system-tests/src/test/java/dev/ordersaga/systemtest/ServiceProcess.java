@@ -244,13 +244,20 @@ final class ServiceProcess implements AutoCloseable {
         return process.exitValue();
     }
 
-    /** SIGKILL: no shutdown hook, no offset flush, no goodbye to PostgreSQL or Kafka. */
+    /**
+     * SIGKILL: no shutdown hook, no offset flush, no goodbye to PostgreSQL or Kafka. Fails if the process had ended
+     * before it (a service that died by itself would otherwise pass for one the fault killed).
+     */
     void kill() throws InterruptedException {
         process.destroyForcibly();
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             throw new IllegalStateException(name + " survived SIGKILL for 30 s");
         }
         STARTED.remove(process);
+        // 128 + the signal's number, as a shell reports a process a signal ended
+        if (process.exitValue() != 128 + 9) {
+            throw new IllegalStateException(name + " was not running when killed: it had exited with " + process.exitValue());
+        }
     }
 
     /** SIGTERM: the service shuts down as it would on a rolling update. */
