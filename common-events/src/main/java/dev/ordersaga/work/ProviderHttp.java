@@ -11,6 +11,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One HTTP/1.1 exchange with an external provider, made on the calling thread: the {@link ProviderCalls} workers
@@ -20,8 +25,9 @@ import java.util.Objects;
  *
  * <p>A failure says whether the request can have reached the provider: {@link NotConnected} means it certainly did
  * not (no connection was made), any other {@link IOException} (a {@link NoAnswerInTime}, a connection reset) means it
- * may have. The timeout bounds the connect and every read on its own, so a call that connects slowly and then answers
- * slowly may take up to about twice the timeout.
+ * may have. The timeout bounds the connect and every read on its own, and the whole exchange ends at twice the timeout:
+ * the read timeout alone would let a provider that trickles its answer a few bytes at a time hold the call for as long
+ * as it keeps sending, past the lease its worker holds the row under.
  */
 public final class ProviderHttp {
 
@@ -43,6 +49,16 @@ public final class ProviderHttp {
         }
     }
 
+    /** Cuts the exchanges that outlast their deadline; one thread for every instance, idle but for that. */
+    private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "provider-http-deadline");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private static final int UNDER_WAY = 0;
+    private static final int ENDED = 1;
+    private static final int CUT_OFF = 2;
+
     private final String baseUrl;
     private final int timeoutMillis;
 
@@ -63,6 +79,15 @@ public final class ProviderHttp {
     public Answer exchange(String method, String path, Map<String, String> headers, String jsonBody) throws IOException {
         HttpURLConnection connection = (HttpURLConnection) URI.create(baseUrl + path).toURL().openConnection(Proxy.NO_PROXY);
         boolean answered = false;
+        // who ends the exchange: this thread once it has the whole answer, or the deadline, which closes the connection
+        // (never one that went back to the keep-alive cache: the answer is claimed before its stream is closed)
+        AtomicInteger end = new AtomicInteger(UNDER_WAY);
+        long deadlineMillis = 2L * timeoutMillis;
+        ScheduledFuture<?> deadline = DEADLINES.schedule(() -> {
+            if (end.compareAndSet(UNDER_WAY, CUT_OFF)) {
+                connection.disconnect();
+            }
+        }, deadlineMillis, TimeUnit.MILLISECONDS);
         try {
             connection.setRequestMethod(method);
             connection.setConnectTimeout(timeoutMillis);
@@ -88,17 +113,31 @@ public final class ProviderHttp {
             try (InputStream in = status >= 400 ? connection.getErrorStream() : connection.getInputStream()) {
                 // read to the end: only then does the connection go back to the keep-alive cache
                 body = in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                if (!end.compareAndSet(UNDER_WAY, ENDED)) {
+                    throw noWholeAnswerWithin(deadlineMillis);
+                }
             }
             answered = true;
             return new Answer(status, body);
+        } catch (NoAnswerInTime e) {
+            throw e;
         } catch (SocketTimeoutException e) {
             throw new NoAnswerInTime(e);
+        } catch (IOException e) {
+            // the deadline closed the connection under a read or a write
+            throw end.get() == CUT_OFF ? noWholeAnswerWithin(deadlineMillis) : e;
         } finally {
+            end.compareAndSet(UNDER_WAY, ENDED);
+            deadline.cancel(false);
             if (!answered) {
                 // a late answer must never be read as the answer to the next request on this connection
                 connection.disconnect();
             }
         }
+    }
+
+    private static NoAnswerInTime noWholeAnswerWithin(long millis) {
+        return new NoAnswerInTime(new SocketTimeoutException("no whole answer within " + millis + " ms"));
     }
 
     private static void connect(HttpURLConnection connection) throws NotConnected {

@@ -50,6 +50,21 @@ class ProviderHttpTest {
             }
             answer(exchange, 200, "{\"late\":true}");
         });
+        // every byte of the answer within the read timeout, the whole of it long after: a provider that trickles
+        server.createContext("/trickle", exchange -> {
+            exchange.sendResponseHeaders(200, 20);
+            try (OutputStream out = exchange.getResponseBody()) {
+                for (int i = 0; i < 20 && release.getCount() > 0; i++) {
+                    out.write('x');
+                    out.flush();
+                    release.await(250, TimeUnit.MILLISECONDS); // the provider's pace, not a wait for a condition
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (IOException callerGone) {
+                // the deadline closed the connection
+            }
+        });
         server.start();
     }
 
@@ -96,6 +111,19 @@ class ProviderHttpTest {
         release.countDown();
 
         assertThat(http.exchange("POST", "/echo", Map.of(), "{\"n\":2}")).isEqualTo(new ProviderHttp.Answer(201, "{\"echo\":{\"n\":2}}"));
+    }
+
+    /** Each read comes within the 300 ms timeout; the whole answer would take 5 s, and the exchange ends at 600 ms. */
+    @Test
+    void aProviderThatTricklesItsAnswerIsCutOffAtTwiceTheTimeout() throws IOException {
+        ProviderHttp http = new ProviderHttp(baseUrl(), Duration.ofMillis(300));
+
+        assertThatThrownBy(() -> http.exchange("GET", "/trickle", Map.of(), null))
+                .isInstanceOf(ProviderHttp.NoAnswerInTime.class)
+                .hasMessageContaining("no whole answer within 600 ms");
+        release.countDown();
+
+        assertThat(http.exchange("POST", "/echo", Map.of(), "{\"n\":3}")).isEqualTo(new ProviderHttp.Answer(201, "{\"echo\":{\"n\":3}}"));
     }
 
     @Test
