@@ -1,6 +1,7 @@
 package dev.ordersaga.eventing;
 
 import dev.ordersaga.http.ProblemException;
+import dev.ordersaga.http.QueryParameters;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
@@ -35,8 +36,8 @@ public class DeadLetterResource {
 
     @GET
     @Operation(summary = "The messages parked on this service's dead-letter topic, the latest first")
-    public List<DeadLetters.Parked> list(@QueryParam("limit") Integer limit) {
-        return deadLetters.list(limit == null ? 100 : Math.max(1, Math.min(limit, 1000)));
+    public List<DeadLetters.Parked> list(@QueryParam("limit") String limit) {
+        return deadLetters.list(QueryParameters.limit(limit, 100, 1000));
     }
 
     @POST

@@ -3,6 +3,7 @@ package dev.ordersaga.order.rest;
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.http.NoControlCharacters;
 import dev.ordersaga.http.ProblemException;
+import dev.ordersaga.http.QueryParameters;
 import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.application.StalledSagas;
 import dev.ordersaga.order.domain.Order;
@@ -68,9 +69,12 @@ public class OperatorResource {
     @Operation(summary = "Orders waiting for a person (waiting=true), sagas that heard nothing for longer than "
             + "order.stalled-after (stalled=true, longest silent first; since=<instant>: those that went silent then "
             + "or later), or all orders not finished yet")
-    public List<WaitingOrder> list(@QueryParam("waiting") boolean waiting, @QueryParam("stalled") boolean stalled,
-                                   @QueryParam("since") String since, @QueryParam("limit") Integer limit) {
-        int atMost = limit == null ? 100 : Math.max(1, Math.min(limit, 1000));
+    public List<WaitingOrder> list(@QueryParam("waiting") String waitingParameter,
+                                   @QueryParam("stalled") String stalledParameter,
+                                   @QueryParam("since") String since, @QueryParam("limit") String limit) {
+        boolean waiting = QueryParameters.flag("waiting", waitingParameter);
+        boolean stalled = QueryParameters.flag("stalled", stalledParameter);
+        int atMost = QueryParameters.limit(limit, 100, 1000);
         if (stalled) {
             return stalledSagas.list(since == null ? Instant.EPOCH : instant("since", since), atMost).sagas().stream()
                     .map(s -> new WaitingOrder(s.orderId(), s.status().name(), "stalled: nothing heard since " + s.lastEvent(),

@@ -31,6 +31,7 @@ import java.util.UUID;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsInAnyOrder;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.endsWith;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasSize;
@@ -87,6 +88,25 @@ class OrderResourceTest {
         assertThat(OrderRows.withCorrelation(dataSource, correlationId)).as("orders of the refused request").isZero();
         given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(Orders.requestJson())
                 .when().post("/orders").then().statusCode(201);
+    }
+
+    /** Bound as int or boolean, JAX-RS answered "limit=abc" with 404 and took "waiting=yes" for false. */
+    @Test
+    void anOperatorsQueryParameterOfTheWrongKindIsRefusedNamingIt() {
+        for (String query : List.of("limit=abc", "waiting=yes", "stalled=1")) {
+            String parameter = query.substring(0, query.indexOf('='));
+            given().auth().preemptive().basic("operator", "operator").when().get("/operator/orders?" + query)
+                    .then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("title", equalTo("Invalid parameter"))
+                    .body("detail", containsString(parameter));
+        }
+        given().auth().preemptive().basic("operator", "operator").when().get("/operator/dead-letters?limit=many")
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("detail", containsString("limit"));
+        given().auth().preemptive().basic("operator", "operator").when().get("/operator/orders?waiting=TRUE&limit=5")
+                .then().statusCode(200);
     }
 
     private static String padded(String unique, int length) {
