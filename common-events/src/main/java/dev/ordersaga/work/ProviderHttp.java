@@ -1,5 +1,6 @@
 package dev.ordersaga.work;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -11,9 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -25,9 +25,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>A failure says whether the request can have reached the provider: {@link NotConnected} means it certainly did
  * not (no connection was made), any other {@link IOException} (a {@link NoAnswerInTime}, a connection reset) means it
- * may have. The timeout bounds the connect and every read on its own, and the whole exchange ends at twice the timeout:
- * the read timeout alone would let a provider that trickles its answer a few bytes at a time hold the call for as long
- * as it keeps sending, past the lease its worker holds the row under.
+ * may have. The timeout bounds the connect and every read on its own, and the whole exchange ends at twice the timeout
+ * (or, while the answer's body is read, at the first read that returns after that): the read timeout alone would let a
+ * provider that trickles its answer a few bytes at a time hold the call for as long as it keeps sending, past the lease
+ * its worker holds the row under.
  */
 public final class ProviderHttp {
 
@@ -49,15 +50,16 @@ public final class ProviderHttp {
         }
     }
 
-    /** Cuts the exchanges that outlast their deadline; one thread for every instance, idle but for that. */
-    private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(task -> {
-        Thread thread = new Thread(task, "provider-http-deadline");
-        thread.setDaemon(true);
-        return thread;
-    });
+    /**
+     * Cuts the exchanges still waiting for their answer's head at their deadline; one thread for every instance, idle
+     * but for that. Once the body is read the caller's own thread keeps the deadline: closing a connection whose
+     * answer stream is open only closes that stream, and waits for the read that holds it.
+     */
+    private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
     private static final int UNDER_WAY = 0;
-    private static final int ENDED = 1;
-    private static final int CUT_OFF = 2;
+    private static final int READING_BODY = 1;
+    private static final int ENDED = 2;
+    private static final int CUT_OFF = 3;
 
     private final String baseUrl;
     private final int timeoutMillis;
@@ -79,10 +81,10 @@ public final class ProviderHttp {
     public Answer exchange(String method, String path, Map<String, String> headers, String jsonBody) throws IOException {
         HttpURLConnection connection = (HttpURLConnection) URI.create(baseUrl + path).toURL().openConnection(Proxy.NO_PROXY);
         boolean answered = false;
-        // who ends the exchange: this thread once it has the whole answer, or the deadline, which closes the connection
-        // (never one that went back to the keep-alive cache: the answer is claimed before its stream is closed)
+        // until the body is read, the deadline's thread may end the exchange by closing the connection; after, this one
         AtomicInteger end = new AtomicInteger(UNDER_WAY);
         long deadlineMillis = 2L * timeoutMillis;
+        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(deadlineMillis);
         ScheduledFuture<?> deadline = DEADLINES.schedule(() -> {
             if (end.compareAndSet(UNDER_WAY, CUT_OFF)) {
                 connection.disconnect();
@@ -109,17 +111,17 @@ public final class ProviderHttp {
                 }
             }
             int status = connection.getResponseCode();
+            if (!end.compareAndSet(UNDER_WAY, READING_BODY)) {
+                throw noWholeAnswerWithin(deadlineMillis);
+            }
             String body;
             try (InputStream in = status >= 400 ? connection.getErrorStream() : connection.getInputStream()) {
                 // read to the end: only then does the connection go back to the keep-alive cache
-                body = in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
-                if (!end.compareAndSet(UNDER_WAY, ENDED)) {
-                    throw noWholeAnswerWithin(deadlineMillis);
-                }
+                body = in == null ? "" : readBefore(in, deadlineNanos, deadlineMillis);
             }
             answered = true;
             return new Answer(status, body);
-        } catch (NoAnswerInTime e) {
+        } catch (NoAnswerInTime | NotConnected e) {
             throw e;
         } catch (SocketTimeoutException e) {
             throw new NoAnswerInTime(e);
@@ -134,6 +136,29 @@ public final class ProviderHttp {
                 connection.disconnect();
             }
         }
+    }
+
+    private static String readBefore(InputStream in, long deadlineNanos, long deadlineMillis) throws IOException {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        byte[] chunk = new byte[8192];
+        for (int n = in.read(chunk); n != -1; n = in.read(chunk)) {
+            body.write(chunk, 0, n);
+            if (System.nanoTime() - deadlineNanos > 0) {
+                throw noWholeAnswerWithin(deadlineMillis);
+            }
+        }
+        return body.toString(StandardCharsets.UTF_8);
+    }
+
+    private static ScheduledThreadPoolExecutor deadlines() {
+        ScheduledThreadPoolExecutor deadlines = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread thread = new Thread(task, "provider-http-deadline");
+            thread.setDaemon(true);
+            return thread;
+        });
+        // nearly every exchange ends long before its deadline: its task goes at once, not when it would have run
+        deadlines.setRemoveOnCancelPolicy(true);
+        return deadlines;
     }
 
     private static NoAnswerInTime noWholeAnswerWithin(long millis) {

@@ -113,14 +113,20 @@ class ProviderHttpTest {
         assertThat(http.exchange("POST", "/echo", Map.of(), "{\"n\":2}")).isEqualTo(new ProviderHttp.Answer(201, "{\"echo\":{\"n\":2}}"));
     }
 
-    /** Each read comes within the 300 ms timeout; the whole answer would take 5 s, and the exchange ends at 600 ms. */
+    /**
+     * Each read comes within the 300 ms timeout; the whole answer would take 5 s, and the exchange ends at the first
+     * read after 600 ms.
+     */
     @Test
     void aProviderThatTricklesItsAnswerIsCutOffAtTwiceTheTimeout() throws IOException {
         ProviderHttp http = new ProviderHttp(baseUrl(), Duration.ofMillis(300));
 
+        long started = System.nanoTime();
         assertThatThrownBy(() -> http.exchange("GET", "/trickle", Map.of(), null))
                 .isInstanceOf(ProviderHttp.NoAnswerInTime.class)
                 .hasMessageContaining("no whole answer within 600 ms");
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("ended long before the provider's last byte")
+                .isLessThan(Duration.ofSeconds(4));
         release.countDown();
 
         assertThat(http.exchange("POST", "/echo", Map.of(), "{\"n\":3}")).isEqualTo(new ProviderHttp.Answer(201, "{\"echo\":{\"n\":3}}"));
