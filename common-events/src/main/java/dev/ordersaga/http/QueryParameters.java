@@ -2,12 +2,18 @@ package dev.ordersaga.http;
 
 import jakarta.ws.rs.core.Response;
 
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+
 /**
  * Query parameters read by the resources themselves. Bound as {@code int} or {@code boolean}, JAX-RS answers a value it
  * cannot convert with 404, as if the path were wrong, and takes any text but "true" for false ({@code ?waiting=yes}
  * listed every open order); an operator's typo deserves a 400 that names the parameter.
  */
 public final class QueryParameters {
+
+    private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999Z");
 
     private QueryParameters() {
     }
@@ -33,6 +39,26 @@ public final class QueryParameters {
             return true;
         }
         throw invalid(name + " must be true or false, not " + value);
+    }
+
+    /**
+     * An instant (ISO-8601, such as 2026-12-02T14:00:00Z): absent is {@code byDefault}. Years 1 to 9999 only: Instant
+     * takes far more than PostgreSQL's timestamptz, which would refuse the query itself.
+     */
+    public static Instant instant(String name, String value, Instant byDefault) {
+        if (value == null) {
+            return byDefault;
+        }
+        Instant instant;
+        try {
+            instant = Instant.parse(value);
+        } catch (DateTimeParseException e) {
+            instant = null;
+        }
+        if (instant == null || instant.isBefore(EARLIEST) || instant.isAfter(LATEST)) {
+            throw invalid(name + " must be an instant between the years 1 and 9999 such as 2026-12-02T14:00:00Z, not " + value);
+        }
+        return instant;
     }
 
     private static ProblemException invalid(String detail) {

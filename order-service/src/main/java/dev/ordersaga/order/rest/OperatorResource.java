@@ -2,7 +2,6 @@ package dev.ordersaga.order.rest;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.http.NoControlCharacters;
-import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.http.QueryParameters;
 import dev.ordersaga.order.application.OrderService;
 import dev.ordersaga.order.application.StalledSagas;
@@ -28,7 +27,6 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.UUID;
 
@@ -76,7 +74,7 @@ public class OperatorResource {
         boolean stalled = QueryParameters.flag("stalled", stalledParameter);
         int atMost = QueryParameters.limit(limit, 100, 1000);
         if (stalled) {
-            return stalledSagas.list(since == null ? Instant.EPOCH : instant("since", since), atMost).sagas().stream()
+            return stalledSagas.list(QueryParameters.instant("since", since, Instant.EPOCH), atMost).sagas().stream()
                     .map(s -> new WaitingOrder(s.orderId(), s.status().name(), "stalled: nothing heard since " + s.lastEvent(),
                             s.lastHeardAt(), s.correlationId(), null))
                     .toList();
@@ -130,24 +128,6 @@ public class OperatorResource {
     public List<ActionView> actions(@PathParam("id") UUID id) {
         return QuarkusTransaction.requiringNew().call(() -> actions.forOrder(id).stream()
                 .map(a -> new ActionView(a.action(), a.operator(), a.at(), a.detail())).toList());
-    }
-
-    /** Years 1 to 9999: Instant takes far more than PostgreSQL's timestamptz, which would refuse the query itself. */
-    private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
-    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999Z");
-
-    private static Instant instant(String parameter, String value) {
-        Instant instant;
-        try {
-            instant = Instant.parse(value);
-        } catch (DateTimeParseException e) {
-            instant = null;
-        }
-        if (instant == null || instant.isBefore(EARLIEST) || instant.isAfter(LATEST)) {
-            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid parameter",
-                    parameter + " must be an instant between the years 1 and 9999 such as 2026-12-02T14:00:00Z, not " + value);
-        }
-        return instant;
     }
 
     private String operator() {
