@@ -239,12 +239,19 @@ public class PaymentService {
 
     /**
      * A look for a late settlement of a declined or abandoned charge found none: the next look, or the end of the
-     * watch.
+     * watch. Not recorded if the look's claim ran out and another took the row (as {@link #recordChargeUnresolved}):
+     * each look would count, and the watch would end before its looks were made.
+     *
+     * @param claimedUntil the lease of the claim the look was made under
      */
     @Transactional
-    public void recordNoLateSettlement(UUID paymentId) {
+    public void recordNoLateSettlement(UUID paymentId, Instant claimedUntil) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        if (!payment.isClaimedUntil(claimedUntil)) {
+            logStaleClaim(payment, "settlement status");
+            return;
+        }
         Payment.Progress asRead = payment.progress();
         payment.noteNoLateSettlement(now, settlementWatch);
         if (payment.status() == asRead.status() && payment.nextAttemptAt() == null && asRead.nextAttemptAt() != null) {
@@ -278,12 +285,22 @@ public class PaymentService {
      * The provider has no charge under the payment's key, which it may have forgotten: held for an operator
      * ({@link Payment#chargeHeld}).
      *
-     * @return whether it was put on hold now (not held already, not resolved meanwhile, its order not cancelling)
+     * Not recorded if the call's claim ran out and another took the row (as {@link #recordChargeUnresolved}): for a
+     * cancelling order the hold makes the row due at once, and a third worker would call while the second's call is
+     * under way; that call asks the provider the same question, and its answer is the one to record.
+     *
+     * @param claimedUntil the lease of the claim the call was made under
+     * @return whether it was put on hold now (not held already, not resolved meanwhile, its order not cancelling,
+     * its claim not replaced)
      */
     @Transactional
-    public boolean recordChargeHeld(UUID paymentId, String reason, Instant chargingSinceOfTheCall) {
+    public boolean recordChargeHeld(UUID paymentId, String reason, Instant chargingSinceOfTheCall, Instant claimedUntil) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        if (!payment.isClaimedUntil(claimedUntil)) {
+            logStaleClaim(payment, "charge status");
+            return false;
+        }
         Payment.Progress asRead = payment.progress();
         List<PaymentEvent> events = payment.chargeHeld(reason, now, chargingSinceOfTheCall);
         afterTransition(payment, asRead, events, now);
@@ -342,11 +359,11 @@ public class PaymentService {
     }
 
     /**
-     * Recorded, the failure would reschedule the row under the claim that replaced the call's (a worker that paused
+     * Recorded, the outcome would reschedule the row under the claim that replaced the call's (a worker that paused
      * past its lease): the sweep would hand it to a third worker while the second's call is under way.
      */
     private static void logStaleClaim(Payment payment, String call) {
-        LOG.infof("A %s call for payment %s of order %s failed after its claim ran out; the claim that replaced it "
+        LOG.infof("A %s call for payment %s of order %s ended after its claim ran out; the claim that replaced it "
                 + "stands", call, payment.id(), payment.orderId());
     }
 

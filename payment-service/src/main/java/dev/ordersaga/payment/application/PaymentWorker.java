@@ -190,7 +190,7 @@ public class PaymentWorker {
         String reason = "payment provider has no charge under key " + task.chargeIdempotencyKey() + ", charging since "
                 + age + " (recharge window " + rechargeWindow.length() + "): it may have forgotten the key, so none is "
                 + "sent again; check the provider, then retry-payment or cancel";
-        if (payments.recordChargeHeld(task.paymentId(), reason, task.chargingSince())) {
+        if (payments.recordChargeHeld(task.paymentId(), reason, task.chargingSince(), task.claimedUntil())) {
             chargesHeld.increment();
             LOG.errorf("ALERT charge held for an operator: order %s: %s", task.orderId(), reason);
         }
@@ -206,7 +206,7 @@ public class PaymentWorker {
         if (outcome instanceof Charged charged) {
             payments.recordChargeSucceeded(task.paymentId(), charged.chargeId());
         } else {
-            payments.recordNoLateSettlement(task.paymentId());
+            payments.recordNoLateSettlement(task.paymentId(), task.claimedUntil());
         }
     }
 

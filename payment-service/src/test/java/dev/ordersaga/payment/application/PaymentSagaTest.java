@@ -1,5 +1,6 @@
 package dev.ordersaga.payment.application;
 
+import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentOnHold;
@@ -465,16 +466,7 @@ class PaymentSagaTest {
     void aFailureRecordedUnderAClaimThatRanOutLeavesTheClaimThatReplacedIt() {
         OrderSaga saga = saga("stale-claim");
         PaymentTask first = chargeClaimedFor(saga);
-        // the first lease ran out and another worker claimed the row, in one transaction: the service's own sweep,
-        // which would find the row due in between, skips it while it is locked
-        PaymentTask second = QuarkusTransaction.requiringNew().call(() -> {
-            Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-            repository.getEntityManager().createNativeQuery("UPDATE payment SET next_attempt_at = ?2 WHERE id = ?1")
-                    .setParameter(1, first.paymentId()).setParameter(2, now.minusSeconds(1)).executeUpdate();
-            Instant until = now.plus(Duration.ofHours(2));
-            assertThat(repository.claimIfDue(first.paymentId(), now, until)).isPresent();
-            return PaymentTask.of(repository.findById(first.paymentId()), until);
-        });
+        PaymentTask second = claimAfterTheLeaseRanOut(first.paymentId(), Duration.ofHours(2));
 
         assertThat(payments.recordChargeUnresolved(first.paymentId(), first.claimedUntil()))
                 .as("the first call's late failure").isZero();
@@ -484,6 +476,54 @@ class PaymentSagaTest {
         assertThat(payments.recordChargeUnresolved(second.paymentId(), second.claimedUntil())).isEqualTo(1);
         assertThat(payment(saga).nextAttemptAt()).as("rescheduled by the claim that holds the row")
                 .isBefore(second.claimedUntil());
+    }
+
+    /**
+     * As above, for a "no charge" answer that would hold the payment: for a cancelling order the hold makes the row
+     * due at once, and the sweep would hand it to a third worker.
+     */
+    @Test
+    void aHoldRecordedUnderAClaimThatRanOutLeavesTheClaimThatReplacedIt() {
+        OrderSaga saga = saga("stale-hold");
+        PaymentTask first = chargeClaimedFor(saga);
+        PaymentTask second = claimAfterTheLeaseRanOut(first.paymentId(), Duration.ofHours(2));
+
+        assertThat(payments.recordChargeHeld(first.paymentId(), "no charge", first.chargingSince(), first.claimedUntil()))
+                .as("the first call's late answer").isFalse();
+        assertThat(payment(saga).isHeld()).isFalse();
+        assertThat(payment(saga).nextAttemptAt()).as("the second claim stands").isEqualTo(second.claimedUntil());
+
+        try (Correlation.Scope ignored = Correlation.open(second.correlationId(), second.causedByEventId())) {
+            assertThat(payments.recordChargeHeld(second.paymentId(), "no charge", second.chargingSince(),
+                    second.claimedUntil())).isTrue();
+        }
+        assertThat(payment(saga).isHeld()).isTrue();
+        awaitOne(saga, PaymentOnHold.class);
+    }
+
+    /**
+     * As above, for a look for a late settlement that found none: recorded, each stale look would count as one of the
+     * watch's, and the watch would end before its looks were made.
+     */
+    @Test
+    void aLookForALateSettlementRecordedUnderAClaimThatRanOutIsNotCounted() {
+        OrderSaga saga = saga("stale-look");
+        saga.publish(orderCreated("tok_declined"));
+        saga.publish(stockReserved());
+        awaitOne(saga, PaymentFailed.class);
+        UUID paymentId = payment(saga).id();
+        PaymentTask first = claimAfterTheLeaseRanOut(paymentId, Duration.ofHours(1));
+        PaymentTask second = claimAfterTheLeaseRanOut(paymentId, Duration.ofHours(2));
+        assertThat(first.call()).isEqualTo(Payment.ProviderCall.SETTLEMENT_STATUS);
+        int looks = payment(saga).attempts();
+
+        payments.recordNoLateSettlement(paymentId, first.claimedUntil());
+        assertThat(payment(saga).attempts()).as("the first look's late answer").isEqualTo(looks);
+        assertThat(payment(saga).nextAttemptAt()).as("the second claim stands").isEqualTo(second.claimedUntil());
+
+        payments.recordNoLateSettlement(paymentId, second.claimedUntil());
+        assertThat(payment(saga).attempts()).isEqualTo(looks + 1);
+        assertThat(payment(saga).nextAttemptAt()).as("the next look").isBefore(second.claimedUntil());
     }
 
     @Test
@@ -581,6 +621,21 @@ class PaymentSagaTest {
             Instant until = now.plus(Duration.ofHours(1));
             assertThat(repository.claimIfDue(payment.id(), now, until)).isPresent();
             return PaymentTask.of(payment, until);
+        });
+    }
+
+    /**
+     * The row's lease ran out and another worker claimed it, in one transaction: the service's own sweep, which would
+     * find the row due in between, skips it while it is locked.
+     */
+    private PaymentTask claimAfterTheLeaseRanOut(UUID paymentId, Duration lease) {
+        return QuarkusTransaction.requiringNew().call(() -> {
+            Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+            repository.getEntityManager().createNativeQuery("UPDATE payment SET next_attempt_at = ?2 WHERE id = ?1")
+                    .setParameter(1, paymentId).setParameter(2, now.minusSeconds(1)).executeUpdate();
+            Instant until = now.plus(lease);
+            assertThat(repository.claimIfDue(paymentId, now, until)).isPresent();
+            return PaymentTask.of(repository.findById(paymentId), until);
         });
     }
 
