@@ -63,6 +63,7 @@ public class PaymentWorker {
 
     private ProviderCalls<PaymentTask> calls;
     private Counter refundFailures;
+    private Counter chargeStatusFailures;
     private Counter chargesHeld;
     private RechargeWindow rechargeWindow;
 
@@ -72,6 +73,10 @@ public class PaymentWorker {
         refundFailures = Counter.builder("saga.compensation.failures")
                 .description("Compensations that failed and will be retried")
                 .tag("step", "refund")
+                .register(meters);
+        chargeStatusFailures = Counter.builder("saga.compensation.failures")
+                .description("Compensations that failed and will be retried")
+                .tag("step", "charge-status")
                 .register(meters);
         chargesHeld = Counter.builder("saga.payment.charges.held")
                 .description("Charges held for an operator: the provider had no charge under a key it may have forgotten")
@@ -113,6 +118,12 @@ public class PaymentWorker {
                         + "key when its lease ends", task.orderId());
                 return;
             }
+            if (task.call() == Payment.ProviderCall.CHARGE_STATUS && task.cancelRequested()) {
+                chargeStatusFailures.increment();
+                LOG.errorf(e, "ALERT compensation failed: charge status of order %s failed unexpectedly; asked again "
+                        + "when its lease ends", task.orderId());
+                return;
+            }
             LOG.errorf(e, "Provider call for payment %s of order %s failed unexpectedly; retried when its lease ends",
                     task.paymentId(), task.orderId());
         }
@@ -148,7 +159,7 @@ public class PaymentWorker {
                 task.chargeIdempotencyKey());
         ChargeOutcome outcome = provider.charge(task.chargeIdempotencyKey(), task.amount(), task.currency(),
                 task.paymentToken(), task.orderId().toString());
-        record(task, outcome);
+        record(task, outcome, false);
     }
 
     /** @param cancelling the order is known to be cancelling: whatever the provider says, no charge is sent */
@@ -175,7 +186,7 @@ public class PaymentWorker {
             send(task);
             return;
         }
-        record(task, outcome);
+        record(task, outcome, cancelling);
     }
 
     /**
@@ -210,14 +221,23 @@ public class PaymentWorker {
         }
     }
 
-    private void record(PaymentTask task, ChargeOutcome outcome) {
+    /**
+     * @param cancelling the call asked for the status of a cancelling order's charge: the order's compensation waits
+     *                   for its answer, and one that does not come alerts as a failed refund does
+     */
+    private void record(PaymentTask task, ChargeOutcome outcome, boolean cancelling) {
         if (outcome instanceof Charged charged) {
             payments.recordChargeSucceeded(task.paymentId(), charged.chargeId());
         } else if (outcome instanceof Declined declined) {
             payments.recordChargeDeclined(task.paymentId(), declined.reason());
         } else if (outcome instanceof Unresolved unresolved) {
             int attempt = payments.recordChargeUnresolved(task.paymentId(), task.claimedUntil());
-            if (attempt > 0) {
+            if (attempt > 0 && cancelling) {
+                chargeStatusFailures.increment();
+                LOG.errorf("ALERT compensation failed: charge status of order %s unanswered (%s), attempt %d: the "
+                        + "order's cancellation waits for it; asking again with backoff until it is answered",
+                        task.orderId(), unresolved.reason(), attempt);
+            } else if (attempt > 0) {
                 LOG.warnf("Charge of order %s unresolved (%s), attempt %d: not a decline; asking the provider for its "
                         + "status after a backoff", task.orderId(), unresolved.reason(), attempt);
             }

@@ -158,7 +158,7 @@ class PaymentSagaTest {
     @Test
     void failingRefundIsRetriedWithAnAlertPerFailureUntilItSucceeds() {
         OrderSaga saga = saga("refund-fails");
-        double failuresBefore = refundFailures();
+        double failuresBefore = compensationFailures("refund");
         try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
             saga.publish(orderCreated("tok_refund_fails_twice"));
             saga.publish(stockReserved());
@@ -171,7 +171,7 @@ class PaymentSagaTest {
             assertThat(refunded.payload().providerRefundId()).startsWith("re_");
             // the counter is the service's: a refund of an older run's payment may fail meanwhile (the sandbox of this
             // run does not know its charge); exactly two alerts carry this order's id
-            assertThat(refundFailures() - failuresBefore).isGreaterThanOrEqualTo(2.0);
+            assertThat(compensationFailures("refund") - failuresBefore).isGreaterThanOrEqualTo(2.0);
             List<LogCapture.Line> alerts = log.matching(l -> l.message().contains("ALERT")
                     && l.message().contains(saga.orderId().toString()));
             assertThat(alerts).hasSize(2).allSatisfy(alert -> {
@@ -187,6 +187,42 @@ class PaymentSagaTest {
                 .satisfies(refund -> assertThat(refund.amount()).isEqualByComparingTo("21.00"));
         assertThat(ledger.net()).as("the customer is whole").isEqualByComparingTo(BigDecimal.ZERO);
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
+    }
+
+    /**
+     * A cancelling order's charge whose first call got no answer: the cancellation is answered once the provider says
+     * what became of the charge. While it does not answer, the compensation is stuck, and that alerts.
+     */
+    @Test
+    void aCancellingOrdersChargeWhoseStatusGoesUnansweredAlertsAsAFailedCompensation() {
+        OrderSaga saga = saga("cancel-status-unanswered");
+        PaymentTask claimed = chargeClaimedFor(saga);
+        saga.publish(orderCancelling());
+        await().atMost(PATIENCE).until(() -> payment(saga).cancelRequested());
+        double failuresBefore = compensationFailures("charge-status");
+        String alert = "ALERT compensation failed: charge status of order " + saga.orderId();
+        try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
+            // longer than the client's timeout (1 s, the whole exchange 2 s): the status queries get no answer
+            ProviderLedger.slow(providerUrl, Duration.ofSeconds(4));
+            try {
+                // the first call comes back unanswered: the worker asks for the charge's status after a backoff
+                assertThat(payments.recordChargeUnresolved(claimed.paymentId(), claimed.claimedUntil())).isEqualTo(1);
+                await().atMost(PATIENCE).until(() -> !log.containing(alert).isEmpty());
+            } finally {
+                ProviderLedger.slow(providerUrl, Duration.ZERO);
+            }
+            assertThat(log.containing(alert)).first().satisfies(line -> {
+                assertThat(line.level()).isEqualTo(org.jboss.logmanager.Level.ERROR);
+                assertThat(line.correlationId()).isEqualTo(saga.correlationId());
+            });
+        }
+        assertThat(compensationFailures("charge-status")).isGreaterThan(failuresBefore);
+
+        // answered again: the provider has no charge, and the cancellation is answered with nothing to refund
+        EventEnvelope<PaymentRefunded> refunded = awaitOne(saga, PaymentRefunded.class);
+        assertThat(refunded.payload().amount()).isEqualByComparingTo("0");
+        assertThat(ledger(saga).charges()).isEmpty();
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.CANCELLED);
     }
 
     @Test
@@ -601,6 +637,11 @@ class PaymentSagaTest {
         return claimed;
     }
 
+    private double compensationFailures(String step) {
+        Counter counter = meters.find("saga.compensation.failures").tag("step", step).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
     private double chargesHeld() {
         Counter counter = meters.find("saga.payment.charges.held").counter();
         return counter == null ? 0 : counter.count();
@@ -660,10 +701,5 @@ class PaymentSagaTest {
 
     private ProviderLedger ledger(OrderSaga saga) {
         return ProviderLedger.of(providerUrl, saga.orderId());
-    }
-
-    private double refundFailures() {
-        Counter counter = meters.find("saga.compensation.failures").tag("step", "refund").counter();
-        return counter == null ? 0 : counter.count();
     }
 }

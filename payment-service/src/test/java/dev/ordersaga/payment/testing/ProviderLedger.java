@@ -67,6 +67,13 @@ public final class ProviderLedger {
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), 200);
     }
 
+    /** Holds every answer of the provider's API back by {@code delay} (zero: answers at once again). */
+    public static void slow(String providerUrl, Duration delay) {
+        send(HttpRequest.newBuilder(URI.create(providerUrl + "/sandbox/slow"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"delayMs\": " + delay.toMillis() + "}")).build(), 200);
+    }
+
     /**
      * Creates a charge at the sandbox as a call of the service's would (POST /v1/charges under the payment's key): a
      * call that timed out and reaches the provider only later. The sandbox sends no webhook for it here.
