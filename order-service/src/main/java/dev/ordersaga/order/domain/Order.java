@@ -221,6 +221,21 @@ public class Order {
         return advance();
     }
 
+    /**
+     * PaymentSucceeded for a charge that payment refunds in the same breath: it settled after the payment was
+     * declined or abandoned. It pays nothing: the decline came first, on the same topic, and an order that has not
+     * heard it (parked, say) keeps waiting for it rather than taking the charge for its payment, which would leave it
+     * PAID with the money returned and shipping (which ignores such a charge) never shipping.
+     */
+    public Optional<OrderEvent> onChargeRefundedAtOnce() {
+        switch (status) {
+            case PENDING, STOCK_RESERVED, COMPENSATING, CANCELLED -> {
+                return Optional.empty();
+            }
+            default -> throw new IllegalTransitionException(status, "onChargeRefundedAtOnce");
+        }
+    }
+
     /** ShipmentCreated. */
     public Optional<OrderEvent> onShipmentCreated() {
         switch (status) {

@@ -47,7 +47,8 @@ public class ParticipantEventsConsumer {
                 .on(StockReservationFailed.class, (event, failed, claim) -> orders.apply(event, claim,
                         o -> o.onStepFailed("out of stock: " + String.join(", ", failed.unavailableSkus()))))
                 .on(StockReleased.class, (event, fact, claim) -> orders.apply(event, claim, o -> o.onCompensated(Participant.INVENTORY)))
-                .on(PaymentSucceeded.class, (event, fact, claim) -> orders.apply(event, claim, Order::onPaymentSucceeded))
+                .on(PaymentSucceeded.class, (event, succeeded, claim) -> orders.apply(event, claim,
+                        succeeded.refundedAtOnce() ? Order::onChargeRefundedAtOnce : Order::onPaymentSucceeded))
                 .on(PaymentFailed.class, (event, failed, claim) -> orders.apply(event, claim,
                         o -> o.onStepFailed("payment failed: " + failed.reason())))
                 .on(PaymentOnHold.class, (event, onHold, claim) -> orders.apply(event, claim, o -> {

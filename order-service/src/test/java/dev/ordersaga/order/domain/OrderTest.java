@@ -176,6 +176,18 @@ class OrderTest {
     }
 
     @Test
+    void aChargeRefundedAtOnceIsNoPayment() {
+        Order order = orderIn(OrderStatus.STOCK_RESERVED);
+        assertThat(order.onChargeRefundedAtOnce()).isEmpty();
+        assertThat(order.status()).as("still waiting for the payment's outcome").isEqualTo(OrderStatus.STOCK_RESERVED);
+        assertThat(order.onStepFailed("payment failed: card declined")).isPresent();
+        assertThat(order.onChargeRefundedAtOnce()).isEmpty();
+        assertThat(order.status()).isEqualTo(OrderStatus.COMPENSATING);
+        assertThatThrownBy(() -> orderIn(OrderStatus.CONFIRMED).onChargeRefundedAtOnce())
+                .isInstanceOf(IllegalTransitionException.class);
+    }
+
+    @Test
     void factsTheMachineHasNoPlaceForAreRefused() {
         assertThatThrownBy(() -> orderIn(OrderStatus.CONFIRMED).onStepFailed("carrier lost it"))
                 .isInstanceOf(IllegalTransitionException.class);

@@ -183,6 +183,21 @@ class OrderSagaTest {
     }
 
     @Test
+    void aChargeRefundedAtOnceLeavesTheOrderWaitingForItsPaymentsOutcome() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        awaitStatus(order, "STOCK_RESERVED");
+        // a charge that settled after its decline, whose PaymentFailed the order has not heard (parked, say)
+        EventEnvelope<?> late = publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_late", true));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                given().get("/orders/{id}/timeline", order.id()).then().body("eventId", hasItem(late.eventId().toString())));
+        given().get("/orders/{id}", order.id()).then().body("status", equalTo("STOCK_RESERVED"));
+
+        publish(order, new PaymentFailed("pay-1", "card declined"));
+        awaitStatus(order, "COMPENSATING");
+    }
+
+    @Test
     void customerCancelIsAcceptedUntilPaidAndRefusedAfter() {
         Placed pending = place();
         given().post("/orders/{id}/cancel", pending.id()).then().statusCode(202).body("status", equalTo("COMPENSATING"));
