@@ -9,6 +9,7 @@ import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.OrderLine;
 import dev.ordersaga.events.StockReleased;
+import dev.ordersaga.inventory.domain.IllegalTransitionException;
 import dev.ordersaga.inventory.domain.OrderSighting;
 import dev.ordersaga.inventory.domain.Reservation;
 import dev.ordersaga.inventory.domain.Stock;
@@ -104,8 +105,10 @@ public class InventoryService {
             }
             case RELEASED -> LOG.infof("Order %s cancelling again: reservation %s is released already, nothing to do",
                     orderId, reservation.reservationId());
-            case CONSUMED -> LOG.warnf("Order %s cancelling after its stock was shipped (reservation %s CONSUMED): "
-                    + "nothing released", orderId, reservation.reservationId());
+            // an order is never cancelled once confirmed: the two facts disagree, and the event is parked with its
+            // alert rather than acknowledged with a warning while the order waits for an answer that never comes
+            case CONSUMED -> throw new IllegalTransitionException(reservation.status(), "release (order cancelling "
+                    + "after its stock was shipped)");
         }
     }
 
@@ -133,8 +136,9 @@ public class InventoryService {
             }
             case CONSUMED -> LOG.infof("Order %s confirmed again: reservation %s is consumed already", orderId,
                     reservation.reservationId());
-            case FAILED, RELEASED -> LOG.warnf("Order %s confirmed, but its reservation %s is %s: nothing to ship",
-                    orderId, reservation.reservationId(), reservation.status());
+            // a confirmed order had its stock reserved: as above, parked rather than acknowledged
+            case FAILED, RELEASED -> throw new IllegalTransitionException(reservation.status(), "consume (order "
+                    + "confirmed)");
         }
     }
 

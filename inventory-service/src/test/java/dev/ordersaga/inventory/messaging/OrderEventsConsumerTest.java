@@ -3,7 +3,7 @@ package dev.ordersaga.inventory.messaging;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelled;
-import dev.ordersaga.events.OrderConfirmed;
+import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.testing.Inboxes;
@@ -23,7 +23,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
-import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -65,8 +64,9 @@ class OrderEventsConsumerTest {
     void duplicateEventIsProcessedOnce() throws Exception {
         UUID orderId = UUID.randomUUID();
         EventEnvelope<OrderCreated> created = EventEnvelope.of(orderId, "dup-" + orderId, null, Orders.created());
-        EventEnvelope<OrderConfirmed> marker = EventEnvelope.of(orderId, "dup-" + orderId, null,
-                new OrderConfirmed(new BigDecimal("21.00"), "EUR"));
+        // a cancellation: whatever became of the reservation (stocked or not), inventory answers it
+        EventEnvelope<OrderCancelling> marker = EventEnvelope.of(orderId, "dup-" + orderId, null,
+                new OrderCancelling("marker", "saga"));
         double duplicatesBefore = duplicates();
 
         producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(created));

@@ -210,6 +210,37 @@ class OrderEventsReservationTest {
         assertThat(rows.stock(mug)).isEqualTo("8/0/2");
     }
 
+    /** Facts the reservation's machine has no place for are parked, not acknowledged, and change nothing. */
+    @Test
+    void confirmationOfAReleasedReservationAndCancellationOfAConsumedOneAreParked() throws Exception {
+        String mug = stocked("mug", 10);
+        UUID released = UUID.randomUUID();
+        send(released, orderOf(mug, 2));
+        send(released, new OrderCancelling("customer", "customer"));
+        awaitEvent(released, "StockReleased");
+        UUID consumed = UUID.randomUUID();
+        send(consumed, orderOf(mug, 3));
+        awaitEvent(consumed, "StockReserved");
+        send(consumed, new OrderConfirmed(new BigDecimal("3.00"), "EUR"));
+        await().atMost(TIMEOUT).until(() -> rows.reservationStatus(consumed), "CONSUMED"::equals);
+
+        try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ)) {
+            EventEnvelope<OrderConfirmed> confirmed = send(released, new OrderConfirmed(new BigDecimal("2.00"), "EUR"));
+            EventEnvelope<OrderCancelling> cancelling = send(consumed, new OrderCancelling("customer", "customer"));
+
+            assertThat(dlq.awaitKey(released.toString(), TIMEOUT).header("dead-letter-reason"))
+                    .contains("reservation in RELEASED cannot consume");
+            assertThat(dlq.awaitKey(consumed.toString(), TIMEOUT).header("dead-letter-reason"))
+                    .contains("reservation in CONSUMED cannot release");
+            assertThat(rows.inboxHas(confirmed.eventId())).isFalse();
+            assertThat(rows.inboxHas(cancelling.eventId())).isFalse();
+        }
+        assertThat(rows.reservationStatus(released)).isEqualTo("RELEASED");
+        assertThat(rows.reservationStatus(consumed)).isEqualTo("CONSUMED");
+        assertThat(rows.stock(mug)).as("nothing moved").isEqualTo("7/0/3");
+        assertThat(events(consumed, "StockReleased")).isZero();
+    }
+
     @Test
     void confirmationOfAnOrderWithoutReservationIsSkipped() throws Exception {
         UUID orderId = UUID.randomUUID();
