@@ -26,6 +26,7 @@ deploy/stack.sh up
 ./mvnw -B -ntp -q install -DskipTests
 echo "fault injection: $ORDERS orders, seed $SEED, $REPLICAS replica(s) of each service" \
   "(repeat with: deploy/faults.sh --replicas $REPLICAS $ORDERS $SEED)"
-./mvnw -B -ntp verify -pl deploy/system-tests -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
+# exec, as in deploy/test.sh: a SIGTERM to the run reaches Maven, which would otherwise go on holding the run's lock
+exec ./mvnw -B -ntp verify -pl deploy/system-tests -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test=FaultInjectionIT -Dsaga.faults.orders="$ORDERS" -Dsaga.faults.seed="$SEED" -Dsaga.faults.rounds=0 \
   -Dsaga.faults.replicas="$REPLICAS"

@@ -27,6 +27,16 @@ SERVICES=(order inventory payment shipping)
 die() { echo "postgres.sh: $*" >&2; exit 1; }
 log() { echo "postgres.sh: $*"; }
 
+# postgresql-15 comes from Debian 12's (bookworm) own archive; another release carries another version (Debian 13:
+# 17), and apt-get would fail half-way through a start. So the release is checked before anything runs.
+if [ -r /etc/os-release ]; then
+  OS_ID=$(. /etc/os-release && echo "${ID:-}")
+  OS_CODENAME=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  OS_NAME=$(. /etc/os-release && echo "${PRETTY_NAME:-${ID:-}}")
+fi
+[ "${OS_ID:-}" = debian ] && [ "${OS_CODENAME:-}" = bookworm ] ||
+  die "needs Debian 12 (bookworm), whose postgresql-$PG_VERSION it installs and runs; this is ${OS_NAME:-a system without /etc/os-release}"
+
 # The cluster is managed with Debian's tools and its files are owned by root/postgres, so we
 # need root; sudo is accepted so that a developer can run this without a root shell.
 if [ "$(id -u)" -eq 0 ]; then

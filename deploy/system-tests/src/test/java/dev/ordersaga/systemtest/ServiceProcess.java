@@ -46,6 +46,11 @@ final class ServiceProcess implements AutoCloseable {
      * new for each test JVM, and handed over in the environment, as a Kubernetes Secret is.
      */
     static final String WEBHOOK_SECRET = UUID.randomUUID().toString();
+    /**
+     * The password of the user "operator", which the tests call the operator endpoints with (SagaSystem,
+     * EveryServiceRelaysIT): a packaged service has none unless the environment gives it one, as a Kubernetes Secret does.
+     */
+    static final String OPERATOR_PASSWORD = "operator";
 
     private final String name;
     private final int port;
@@ -78,6 +83,8 @@ final class ServiceProcess implements AutoCloseable {
                 Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         command.addAll(jvmOptions(instance));
         command.addAll(List.of(
+                // the loopback, where the tests call it: a packaged Quarkus listens on every interface otherwise
+                "-Dquarkus.http.host=127.0.0.1",
                 "-Dquarkus.http.port=" + port,
                 "-DPG_HOST=" + TestStack.postgresHost(),
                 "-DPG_PORT=" + TestStack.postgresPort(),
@@ -89,6 +96,7 @@ final class ServiceProcess implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(logRedirect(log));
         builder.environment().put("PAYMENT_PROVIDER_WEBHOOK_SECRET", WEBHOOK_SECRET);
+        builder.environment().put("OPERATOR_PASSWORD", OPERATOR_PASSWORD);
         Process process = builder.start();
         STARTED.add(process);
         return new ServiceProcess(instance, port, log, process);

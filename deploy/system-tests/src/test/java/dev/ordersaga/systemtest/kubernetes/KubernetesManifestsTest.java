@@ -195,6 +195,16 @@ class KubernetesManifestsTest {
         assertThat(prod.find("Deployment", "carrier-sandbox")).as("no sandbox in prod").isEmpty();
     }
 
+    @Test
+    void prodPutsTheReplicasOfAServiceOnDifferentNodes() {
+        assertThat(ManifestChecks.nodeSpread(rendered("prod"))).isEmpty();
+    }
+
+    @Test
+    void prodPullsEveryImageFromARegistry() {
+        assertThat(ManifestChecks.registries(rendered("prod"))).isEmpty();
+    }
+
     // ------------------------------------------------------------- the checks fail when the manifests are broken
 
     @Test
@@ -331,8 +341,42 @@ class KubernetesManifestsTest {
                 "  - name: order-saga/inventory-service\n    newTag: 0.1.0\n", ""));
 
         assertThat(ManifestChecks.images(render(manifests, "prod"))).contains(
-                "Deployment order-service container order-service: image order-saga/order-service:latest is tagged latest",
-                "Deployment inventory-service container inventory-service: image order-saga/inventory-service has no tag");
+                "Deployment order-service container order-service: image "
+                        + "registry.example/order-saga/order-service:latest is tagged latest",
+                "Deployment inventory-service container inventory-service: image "
+                        + "registry.example/order-saga/inventory-service has no tag");
+    }
+
+    @Test
+    void aProdImageWithoutARegistryIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("overlays/prod/kustomization.yaml"), yaml -> replaceOnce(yaml,
+                "  - name: order-saga/payment-service\n    newName: registry.example/order-saga/payment-service\n", ""));
+
+        assertThat(ManifestChecks.registries(render(manifests, "prod"))).containsExactly(
+                "Deployment payment-service container payment-service: image order-saga/payment-service:0.1.0 names no "
+                        + "registry, so it is pulled from Docker Hub");
+        assertThat(ManifestChecks.registry("registry.example/order-saga/order-service:0.1.0")).hasValue("registry.example");
+        assertThat(ManifestChecks.registry("localhost:5000/order-saga/order-service")).hasValue("localhost:5000");
+        assertThat(ManifestChecks.registry("order-saga/order-service:0.1.0")).as("a Docker Hub path").isEmpty();
+        assertThat(ManifestChecks.registry("postgres:15")).isEmpty();
+    }
+
+    @Test
+    void aSoftOrMissingSpreadOverNodesInProdIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        // shipping keeps the base's soft spread; payment has none at all
+        edit(manifests.resolve("overlays/prod/kustomization.yaml"), yaml -> replaceOnce(replaceOnce(yaml,
+                hardSpreadOf("shipping-service"), ""), hardSpreadOf("payment-service"), ""));
+        edit(manifests.resolve("base/payment-service.yaml"), yaml -> removeBlock(yaml, "topologySpreadConstraints"));
+
+        assertThat(ManifestChecks.nodeSpread(render(manifests, "prod"))).containsExactly(
+                "Deployment payment-service: no topologySpreadConstraint across kubernetes.io/hostname selects its pods, "
+                        + "so its replicas may share a node",
+                "Deployment shipping-service: its spread across kubernetes.io/hostname is whenUnsatisfiable "
+                        + "ScheduleAnyway, not DoNotSchedule, so the scheduler may put its replicas on one node",
+                "Deployment shipping-service: its spread across kubernetes.io/hostname counts cordoned nodes "
+                        + "(nodeTaintsPolicy is not Honor), so on two nodes the replica a drain evicts can be placed nowhere");
     }
 
     @Test
@@ -393,6 +437,23 @@ class KubernetesManifestsTest {
     }
 
     @Test
+    void standbysWithoutSynchronousReplicationAreReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        // the whole stanza: a postgresql: left empty would delete the base's parameters
+        edit(manifests.resolve("overlays/prod/postgres.yaml"), yaml -> removeBlock(yaml, "postgresql"));
+        assertThat(ManifestChecks.postgres(render(manifests, "prod"))).singleElement().asString()
+                .endsWith("3 instances without synchronous replication, so a failover may lose commits the primary "
+                        + "confirmed");
+
+        Path preferred = copyOfManifests(temp.resolve("preferred"));
+        edit(preferred.resolve("overlays/prod/postgres.yaml"), yaml -> replaceOnce(yaml, "dataDurability: required",
+                "dataDurability: preferred"));
+        assertThat(ManifestChecks.postgres(render(preferred, "prod"))).singleElement().asString()
+                .endsWith("synchronous dataDurability preferred lets the primary confirm commits no standby has while "
+                        + "the standbys are away");
+    }
+
+    @Test
     void aWalSenderTimeoutLongerThanTheRelaysHandOverIsReported(@TempDir Path temp) {
         Path manifests = copyOfManifests(temp);
         edit(manifests.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml, "      wal_sender_timeout: 20s\n",
@@ -428,6 +489,12 @@ class KubernetesManifestsTest {
 
     private static Rendered render(Path manifests, String overlay) {
         return Rendered.parse(overlay, Kustomize.render(manifests.resolve("overlays").resolve(overlay)));
+    }
+
+    /** The entry of prod's kustomization that makes a Deployment's spread over nodes strict. */
+    private static String hardSpreadOf(String deployment) {
+        return "  - target:\n      group: apps\n      version: v1\n      kind: Deployment\n      name: " + deployment
+                + "\n    path: hard-spread.yaml\n";
     }
 
     /** The overlay's list of Secrets the cluster's operator creates, if it has one. */

@@ -84,6 +84,8 @@ final class ManifestChecks {
     static final int SERVICE_PORT = 8080;
     /** The pod label `kubectl logs -l app.kubernetes.io/part-of=order-saga` follows a saga by (README). */
     static final String PART_OF = "app.kubernetes.io/part-of";
+    /** The node label a spread across nodes is over. */
+    static final String HOSTNAME = "kubernetes.io/hostname";
 
     private static final Pattern EXPRESSION = Pattern.compile("\\$\\{([^:}]+)(?::([^}]*))?}");
     private static final Pattern JDBC_URL = Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?/([^?]+)(\\?.*)?");
@@ -223,6 +225,48 @@ final class ManifestChecks {
                     Optional.ofNullable(configs.get(service))
                             .orElseThrow(() -> new IllegalArgumentException("no configuration of " + service))));
         }
+    }
+
+    /**
+     * The replicas of every service on different nodes, strictly: a topologySpreadConstraint of maxSkew 1 across
+     * kubernetes.io/hostname that selects the service's pods and leaves a pod that would break it unscheduled
+     * (DoNotSchedule). A soft one (ScheduleAnyway) lets the scheduler put both replicas on one node, whose loss then
+     * takes the service down. Cordoned nodes are left out of the count (nodeTaintsPolicy Honor): counted, a node being
+     * drained holds no replica, and on two nodes the replica it evicted could be placed nowhere.
+     */
+    static List<String> nodeSpread(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        for (String service : SERVICES) {
+            rendered.find("Deployment", service + "-service").ifPresent(deployment -> {
+                JsonNode podLabels = deployment.at("/spec/template/metadata/labels");
+                Optional<JsonNode> acrossNodes = list(deployment.at("/spec/template/spec/topologySpreadConstraints"))
+                        .stream()
+                        .filter(c -> HOSTNAME.equals(c.path("topologyKey").asText())
+                                && selects(c.at("/labelSelector/matchLabels"), podLabels))
+                        .findFirst();
+                String where = describe(deployment);
+                if (acrossNodes.isEmpty()) {
+                    problems.add(where + ": no topologySpreadConstraint across " + HOSTNAME + " selects its pods, so its "
+                            + "replicas may share a node");
+                    return;
+                }
+                JsonNode constraint = acrossNodes.get();
+                String when = constraint.path("whenUnsatisfiable").asText("(unset)");
+                if (!"DoNotSchedule".equals(when)) {
+                    problems.add(where + ": its spread across " + HOSTNAME + " is whenUnsatisfiable " + when
+                            + ", not DoNotSchedule, so the scheduler may put its replicas on one node");
+                }
+                if (constraint.path("maxSkew").asInt(0) != 1) {
+                    problems.add(where + ": its spread across " + HOSTNAME + " has maxSkew " + constraint.path("maxSkew")
+                            + ", not 1, so its replicas may share a node");
+                }
+                if (!"Honor".equals(constraint.path("nodeTaintsPolicy").asText())) {
+                    problems.add(where + ": its spread across " + HOSTNAME + " counts cordoned nodes (nodeTaintsPolicy is "
+                            + "not Honor), so on two nodes the replica a drain evicts can be placed nowhere");
+                }
+            });
+        }
+        return problems;
     }
 
     /** Requests and limits of CPU and memory on every container. */
@@ -426,8 +470,9 @@ final class ManifestChecks {
                 String image = container.path("image").asText();
                 checkImage(problems, where(deployment, container), image);
                 Optional<String> tag = tag(image);
-                if (repository(image).startsWith("order-saga/") && tag.isPresent()) {
-                    ownTags.put(repository(image), tag.get());
+                String path = withoutRegistry(repository(image));
+                if (path.startsWith("order-saga/") && tag.isPresent()) {
+                    ownTags.put(path, tag.get());
                 }
             }
         }
@@ -440,6 +485,43 @@ final class ManifestChecks {
             problems.add("the order-saga images carry different tags, so no single release: " + ownTags);
         }
         return problems;
+    }
+
+    /**
+     * Every workload's image names the registry it is pulled from. An image without a registry host is pulled from
+     * Docker Hub, where anyone may publish an order-saga/*: the dev overlay's images are loaded into the cluster
+     * (kind load), prod's must come from the registry its kustomization names.
+     */
+    static List<String> registries(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        for (JsonNode deployment : rendered.ofKind("Deployment")) {
+            for (JsonNode container : containers(deployment)) {
+                String image = container.path("image").asText();
+                if (registry(image).isEmpty()) {
+                    problems.add(where(deployment, container) + ": image " + image + " names no registry, so it is "
+                            + "pulled from Docker Hub");
+                }
+            }
+        }
+        return problems;
+    }
+
+    /**
+     * The registry host of an image, read as the container runtimes read it: the part before the first '/', if it has
+     * a '.' or a ':' (a port) or is localhost; otherwise the whole name is a path on Docker Hub.
+     */
+    static Optional<String> registry(String image) {
+        int slash = image.indexOf('/');
+        if (slash < 0) {
+            return Optional.empty();
+        }
+        String first = image.substring(0, slash);
+        return first.contains(".") || first.contains(":") || "localhost".equals(first)
+                ? Optional.of(first) : Optional.empty();
+    }
+
+    private static String withoutRegistry(String image) {
+        return registry(image).map(host -> image.substring(host.length() + 1)).orElse(image);
     }
 
     private static void checkImage(List<String> problems, String where, String image) {
@@ -609,7 +691,11 @@ final class ManifestChecks {
         }
     }
 
-    /** One CloudNativePG cluster with logical decoding and a bound on the WAL a forgotten slot keeps. */
+    /**
+     * One CloudNativePG cluster with logical decoding, a bound on the WAL a forgotten slot keeps, and, where it has
+     * standbys, synchronous replication: streamed asynchronously, the standby a failover promotes may lack commits the
+     * primary had confirmed.
+     */
     static List<String> postgres(Rendered rendered) {
         List<JsonNode> clusters = rendered.ofKind("Cluster");
         if (clusters.size() != 1) {
@@ -640,6 +726,18 @@ final class ManifestChecks {
         } else if (seconds(walSenderTimeout.asText()) > 20) {
             problems.add(describe(cluster) + ": wal_sender_timeout " + walSenderTimeout.asText() + " lets a vanished "
                     + "relay hold its slot longer than its lock (about 20 s), and the standby then waits for the slot");
+        }
+        int instances = cluster.at("/spec/instances").asInt(1);
+        if (instances > 1) {
+            JsonNode synchronous = cluster.at("/spec/postgresql/synchronous");
+            // the synchronous stanza, or the older minSyncReplicas, which CloudNativePG still reads
+            if (synchronous.path("number").asInt(0) < 1 && cluster.at("/spec/minSyncReplicas").asInt(0) < 1) {
+                problems.add(describe(cluster) + ": " + instances + " instances without synchronous replication, so a "
+                        + "failover may lose commits the primary confirmed");
+            } else if ("preferred".equals(synchronous.path("dataDurability").asText())) {
+                problems.add(describe(cluster) + ": synchronous dataDurability preferred lets the primary confirm "
+                        + "commits no standby has while the standbys are away");
+            }
         }
         int connections = connectionsOfTheServices(rendered);
         int allowed = parameters.path("max_connections").asInt(POSTGRES_DEFAULT_MAX_CONNECTIONS) - SUPERUSER_RESERVED;
@@ -717,10 +815,10 @@ final class ManifestChecks {
     }
 
     static List<String> requiredEnvironment(String service) {
+        // OPERATOR_PASSWORD: a packaged service has no operator password of its own and does not start without it
         List<String> variables = new ArrayList<>(List.of("DB_URL", "DB_USER", "DB_PASSWORD", "KAFKA_BOOTSTRAP_SERVERS",
-                "HTTP_PORT", "LOG_JSON"));
+                "HTTP_PORT", "LOG_JSON", "OPERATOR_PASSWORD"));
         switch (service) {
-            case "order" -> variables.add("OPERATOR_PASSWORD");
             case "payment" -> variables.addAll(List.of("PAYMENT_PROVIDER_URL", "PAYMENT_PROVIDER_WEBHOOK_SECRET"));
             case "shipping" -> variables.add("CARRIER_URL");
             default -> {
