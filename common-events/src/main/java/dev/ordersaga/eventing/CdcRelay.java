@@ -173,7 +173,8 @@ public class CdcRelay {
     private final AtomicReference<RelayRole> role = new AtomicReference<>(RelayRole.STOPPED);
     private final AtomicReference<String> lastError = new AtomicReference<>();
     private final CountDownLatch stopSignal = new CountDownLatch(1);
-    private volatile Thread supervisor;
+    /** Package-private for {@code RelayLivenessCheckTest}, which stands in an ended thread for one that died. */
+    volatile Thread supervisor;
     private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
     private volatile KafkaProducer<String, String> producer;
     private final AtomicReference<KafkaProducer<String, String>> dropped = new AtomicReference<>();
@@ -217,6 +218,15 @@ public class CdcRelay {
 
     public RelayRole role() {
         return role.get();
+    }
+
+    /**
+     * Whether the supervising thread ended without being asked to stop: an error the loop does not survive (a class
+     * missing, memory gone). Nothing streams again until the service restarts.
+     */
+    public boolean died() {
+        Thread t = supervisor;
+        return t != null && !t.isAlive() && !stopping();
     }
 
     public String lastError() {

@@ -90,6 +90,14 @@ class OrderResourceTest {
                 .when().post("/orders").then().statusCode(201);
     }
 
+    /** Kubernetes restarts an instance whose relay died only if its liveness says so (RelayLivenessCheckTest). */
+    @Test
+    void theRelaysSupervisorIsPartOfTheServicesLiveness() {
+        given().when().get("/q/health/live")
+                .then().statusCode(200)
+                .body("checks.find { it.name == 'cdc-relay-supervisor' }.status", equalTo("UP"));
+    }
+
     /** Bound as int or boolean, JAX-RS answered "limit=abc" with 404 and took "waiting=yes" for false. */
     @Test
     void anOperatorsQueryParameterOfTheWrongKindIsRefusedNamingIt() {
