@@ -11,6 +11,7 @@ import dev.ordersaga.order.domain.Address;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.OrderItem;
 import dev.ordersaga.order.persistence.SagaEventRepository;
+import io.vertx.core.http.HttpServerRequest;
 import jakarta.inject.Inject;
 import jakarta.persistence.PersistenceException;
 import jakarta.validation.Valid;
@@ -68,12 +69,20 @@ public class OrderResource {
                           @Parameter(description = "correlation id of the saga; made when absent")
                           @HeaderParam(Correlation.HEADER) String correlationHeader,
                           @HeaderParam(IDEMPOTENCY_KEY) String idempotencyHeader,
-                          @Context UriInfo uriInfo) {
+                          @Context UriInfo uriInfo,
+                          @Context HttpServerRequest httpRequest) {
         String correlationId = correlationHeader == null || correlationHeader.isBlank()
                 ? Correlation.newId() : correlationHeader.strip();
         checkHeader(Correlation.HEADER, "Invalid correlation id", correlationId, EventCodec.MAX_CORRELATION_ID);
-        Optional<String> idempotencyKey = Optional.ofNullable(idempotencyHeader).map(String::strip).filter(k -> !k.isEmpty());
+        // the header param is null for a header sent without a value, as for none: the request's own headers tell
+        String sentKey = idempotencyHeader != null ? idempotencyHeader : httpRequest.headers().get(IDEMPOTENCY_KEY);
+        Optional<String> idempotencyKey = Optional.ofNullable(sentKey).map(String::strip);
         if (idempotencyKey.isPresent()) {
+            // a client that sends the header means to retry safely: taken as no key, its retry would place a second order
+            if (idempotencyKey.get().isEmpty()) {
+                throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid idempotency key",
+                        IDEMPOTENCY_KEY + " is empty: send a key, or no header for a request that is not to be repeated");
+            }
             checkHeader(IDEMPOTENCY_KEY, "Invalid idempotency key", idempotencyKey.get(), MAX_IDEMPOTENCY_KEY);
         }
         List<OrderItem> items = request.items().stream().map(i -> new OrderItem(i.sku(), i.quantity(), i.unitPrice())).toList();

@@ -12,6 +12,7 @@ import dev.ordersaga.testing.Orders;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.RestAssured;
 import io.restassured.http.ContentType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,6 +22,9 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import javax.sql.DataSource;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -271,6 +275,32 @@ class OrderResourceTest {
                 .header("X-Correlation-Id", longest).header("Idempotency-Key", padded("k-" + UUID.randomUUID(), 128))
                 .when().post("/orders").then().statusCode(201);
         assertThat(OrderRows.withCorrelation(dataSource, longest)).isEqualTo(1);
+    }
+
+    /**
+     * Sent over a plain socket: an HTTP client may leave out a header without a value (RestAssured's does), and the
+     * service must see it.
+     */
+    @Test
+    void anEmptyIdempotencyKeyIsRefusedNotTakenForNoneAndNothingIsWritten() throws Exception {
+        String correlationId = "empty-key-" + UUID.randomUUID();
+        byte[] body = Orders.requestJson().getBytes(StandardCharsets.UTF_8);
+        for (String value : List.of("", "   ")) {
+            try (Socket socket = new Socket("127.0.0.1", RestAssured.port)) {
+                socket.setSoTimeout(10_000);
+                String head = "POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                        + "X-Correlation-Id: " + correlationId + "\r\nIdempotency-Key:" + value + "\r\n"
+                        + "Content-Length: " + body.length + "\r\nConnection: close\r\n\r\n";
+                OutputStream out = socket.getOutputStream();
+                out.write(head.getBytes(StandardCharsets.US_ASCII));
+                out.write(body);
+                out.flush();
+                String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertThat(answer).as("Idempotency-Key:%s", value).startsWith("HTTP/1.1 400")
+                        .contains("application/problem+json").contains("Idempotency-Key is empty");
+            }
+        }
+        assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
     }
 
     @Test
