@@ -5,10 +5,13 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import dev.ordersaga.eventing.EventStoreException;
+import io.quarkus.security.ForbiddenException;
+import io.quarkus.security.UnauthorizedException;
 import jakarta.persistence.PersistenceException;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.Response;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
@@ -84,6 +87,22 @@ public class ProblemMappers {
         return "is not of the field's type";
     }
 
+    /**
+     * An operator endpoint asked without credentials: basic authentication's challenge, as Quarkus sends it, and a
+     * body that says what is missing. Wrong credentials fail before the resource ({@link AuthenticationProblems}).
+     */
+    @ServerExceptionMapper
+    public Response unauthenticated(UnauthorizedException e) {
+        return Response.fromResponse(respond(401, "Unauthorized", AuthenticationProblems.DETAIL, null))
+                .header(HttpHeaders.WWW_AUTHENTICATE, AuthenticationProblems.CHALLENGE)
+                .build();
+    }
+
+    @ServerExceptionMapper
+    public Response forbidden(ForbiddenException e) {
+        return respond(403, "Forbidden", "the caller's role may not use this endpoint", null);
+    }
+
     @ServerExceptionMapper
     public Response notFound(NotFoundException e) {
         return respond(404, "Not found", e.getMessage(), null);
@@ -145,7 +164,7 @@ public class ProblemMappers {
         return parts.length == 3 ? parts[2] : path;
     }
 
-    private static Response respond(int status, String title, String detail, List<Problem.Violation> violations) {
+    static Response respond(int status, String title, String detail, List<Problem.Violation> violations) {
         return Response.status(status)
                 .type(Problem.MEDIA_TYPE)
                 .entity(new Problem("about:blank", title, status, detail, violations))

@@ -94,6 +94,23 @@ class OrderResourceTest {
                 .when().post("/orders").then().statusCode(201);
     }
 
+    /** Without credentials and with wrong ones: the challenge, and a body that says what is wanted. */
+    @Test
+    void anOperatorEndpointWithoutValidCredentialsIsAnsweredWithTheChallengeAndProblemDetails() {
+        for (var request : List.of(given(), given().auth().preemptive().basic("operator", "wrong"),
+                given().auth().preemptive().basic("nobody", "operator"))) {
+            request.when().get("/operator/orders?waiting=true")
+                    .then().statusCode(401)
+                    .header("WWW-Authenticate", equalTo("basic"))
+                    .contentType("application/problem+json")
+                    .body("status", equalTo(401))
+                    .body("title", equalTo("Unauthorized"))
+                    .body("detail", containsString("basic authentication"));
+        }
+        given().auth().preemptive().basic("operator", "operator").when().get("/operator/orders?waiting=true")
+                .then().statusCode(200);
+    }
+
     /** Kubernetes restarts an instance whose relay died only if its liveness says so (RelayLivenessCheckTest). */
     @Test
     void theRelaysSupervisorIsPartOfTheServicesLiveness() {
