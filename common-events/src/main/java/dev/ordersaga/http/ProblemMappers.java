@@ -164,7 +164,7 @@ public class ProblemMappers {
         return parts.length == 3 ? parts[2] : path;
     }
 
-    static Response respond(int status, String title, String detail, List<Problem.Violation> violations) {
+    private static Response respond(int status, String title, String detail, List<Problem.Violation> violations) {
         return Response.status(status)
                 .type(Problem.MEDIA_TYPE)
                 .entity(new Problem("about:blank", title, status, detail, violations))
