@@ -12,6 +12,12 @@ final class CarrierLedger {
     private final Map<String, String> keysByShipmentId = new HashMap<>();
     /** The key of every shipment created, in the order it was. */
     private final Report<String> created = new Report<>();
+    /**
+     * Calls per idempotency key, for the ledger view only: the books hold one shipment per key whatever the service
+     * did, and a test of the service needs to tell one create call from a repeated one, or a status query from one.
+     */
+    private final Map<String, Integer> createCalls = new HashMap<>();
+    private final Map<String, Integer> statusQueries = new HashMap<>();
     private int outageFailuresLeft;
 
     synchronized void armOutage(int failures) {
@@ -28,6 +34,7 @@ final class CarrierLedger {
     }
 
     synchronized Shipment create(String idempotencyKey, String reference) {
+        createCalls.merge(idempotencyKey, 1, Integer::sum);
         return shipmentsByKey.computeIfAbsent(idempotencyKey, key -> {
             Shipment shipment = Shipment.create(key, reference);
             keysByShipmentId.put(shipment.shipmentId(), key);
@@ -44,7 +51,9 @@ final class CarrierLedger {
         return shipmentsByKey.computeIfPresent(key, (k, shipment) -> shipment.cancelled());
     }
 
-    synchronized Optional<Shipment> shipmentByKey(String idempotencyKey) {
+    /** The status query: counted, whether or not the key was shipped. */
+    synchronized Optional<Shipment> queryStatus(String idempotencyKey) {
+        statusQueries.merge(idempotencyKey, 1, Integer::sum);
         return Optional.ofNullable(shipmentsByKey.get(idempotencyKey));
     }
 
@@ -58,6 +67,13 @@ final class CarrierLedger {
     }
 
     synchronized Map<String, Object> ledgerView() {
-        return Json.object("shipments", shipmentsByKey.values().stream().map(Shipment::view).toList());
+        return Json.object("shipments", shipmentsByKey.values().stream().map(this::ledgerEntry).toList());
+    }
+
+    private Map<String, Object> ledgerEntry(Shipment shipment) {
+        Map<String, Object> view = new LinkedHashMap<>(shipment.view());
+        view.put("createCalls", createCalls.getOrDefault(shipment.idempotencyKey(), 0));
+        view.put("statusQueries", statusQueries.getOrDefault(shipment.idempotencyKey(), 0));
+        return view;
     }
 }

@@ -76,7 +76,7 @@ public final class CarrierSandbox implements AutoCloseable {
 
     private Response shipmentStatus(Request request) {
         String key = request.pathParam(0);
-        return ledger.shipmentByKey(key)
+        return ledger.queryStatus(key)
                 .map(shipment -> Response.json(200, shipment.view()))
                 .orElseThrow(() -> ApiException.notFound("no shipment with idempotency key " + key));
     }

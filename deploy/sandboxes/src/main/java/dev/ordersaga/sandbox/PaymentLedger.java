@@ -16,6 +16,12 @@ final class PaymentLedger {
     private final Map<String, String> keysByChargeId = new HashMap<>();
     private final Map<String, Refund> refundsByKey = new LinkedHashMap<>();
     private final Map<String, Integer> failingRefundsLeft = new HashMap<>();
+    /**
+     * Calls per idempotency key, for the ledger view only: the books say a key was charged once whatever the service
+     * did, and a test of the service needs to tell one call from a repeated one, or a status query from a re-POST.
+     */
+    private final Map<String, Integer> chargeCalls = new HashMap<>();
+    private final Map<String, Integer> statusQueries = new HashMap<>();
     /** Every charge that succeeded, in the order it did: a late settlement comes after the charges made before it. */
     private final Report<Charge> settlements = new Report<>();
 
@@ -24,6 +30,7 @@ final class PaymentLedger {
     }
 
     synchronized Recorded charge(String idempotencyKey, ChargeRequest request) {
+        chargeCalls.merge(idempotencyKey, 1, Integer::sum);
         Charge existing = chargesByKey.get(idempotencyKey);
         if (existing != null) {
             return new Recorded(existing, false);
@@ -38,7 +45,9 @@ final class PaymentLedger {
         return new Recorded(charge, true);
     }
 
-    synchronized Optional<Charge> chargeByKey(String idempotencyKey) {
+    /** The status query: counted, whether or not the key was charged. */
+    synchronized Optional<Charge> queryStatus(String idempotencyKey) {
+        statusQueries.merge(idempotencyKey, 1, Integer::sum);
         return Optional.ofNullable(chargesByKey.get(idempotencyKey));
     }
 
@@ -88,8 +97,15 @@ final class PaymentLedger {
 
     synchronized Map<String, Object> ledgerView() {
         return Json.object(
-                "charges", chargesByKey.values().stream().map(Charge::ledgerView).toList(),
+                "charges", chargesByKey.values().stream().map(this::chargeView).toList(),
                 "refunds", refundsByKey.values().stream().map(Refund::ledgerView).toList());
+    }
+
+    private Map<String, Object> chargeView(Charge charge) {
+        Map<String, Object> view = charge.ledgerView();
+        view.put("chargeCalls", chargeCalls.getOrDefault(charge.idempotencyKey(), 0));
+        view.put("statusQueries", statusQueries.getOrDefault(charge.idempotencyKey(), 0));
+        return view;
     }
 
     private Charge chargeById(String chargeId) {

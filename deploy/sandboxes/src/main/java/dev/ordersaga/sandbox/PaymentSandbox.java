@@ -89,7 +89,7 @@ public final class PaymentSandbox implements AutoCloseable {
 
     private Response chargeStatus(Request request) {
         String key = request.pathParam(0);
-        return ledger.chargeByKey(key)
+        return ledger.queryStatus(key)
                 .map(charge -> Response.json(200, charge.statusView()))
                 .orElseThrow(() -> ApiException.notFound("no charge with idempotency key " + key));
     }

@@ -74,6 +74,26 @@ class CarrierSandboxTest {
     }
 
     @Test
+    void theLedgerCountsTheCreateCallsAndStatusQueriesOfEachKey() {
+        String twice = key();
+        String once = key();
+        client.post("/v1/shipments", twice, shipment());
+        client.post("/v1/shipments", twice, shipment());
+        client.post("/v1/shipments", once, shipment());
+        client.get("/v1/shipments/" + once);
+        client.get("/v1/shipments/" + once);
+
+        JsonNode shipments = client.ledger().get("shipments");
+        assertThat(shipments.findValuesAsText("idempotencyKey")).containsExactly(twice, once);
+        assertThat(shipments.get(0).get("createCalls").asInt()).isEqualTo(2);
+        assertThat(shipments.get(0).get("statusQueries").asInt()).isZero();
+        assertThat(shipments.get(1).get("createCalls").asInt()).isEqualTo(1);
+        assertThat(shipments.get(1).get("statusQueries").asInt()).isEqualTo(2);
+        assertThat(client.get("/v1/shipments/" + once).body().has("createCalls"))
+                .as("the counts are the sandbox's, not the carrier's API").isFalse();
+    }
+
+    @Test
     void sameKeyRacedByManyCallsMakesOneShipment() {
         String key = key();
         ExecutorService callers = Executors.newFixedThreadPool(16);

@@ -115,6 +115,34 @@ class PaymentSandboxTest {
     }
 
     @Test
+    void theLedgerCountsTheChargeCallsAndStatusQueriesOfEachKey() {
+        String twice = key();
+        String once = key();
+        client.post("/v1/charges", twice, charge("tok_ok"));
+        client.post("/v1/charges", twice, charge("tok_ok"));
+        client.post("/v1/charges", once, charge("tok_declined"));
+        client.get("/v1/charges/" + once);
+        client.get("/v1/charges/" + once);
+        client.get("/v1/charges/" + key());
+
+        JsonNode charges = client.ledger().get("charges");
+        assertThat(charges.findValuesAsText("idempotencyKey")).containsExactly(twice, once);
+        assertThat(charges.get(0).get("chargeCalls").asInt()).isEqualTo(2);
+        assertThat(charges.get(0).get("statusQueries").asInt()).isZero();
+        assertThat(charges.get(1).get("chargeCalls").asInt()).isEqualTo(1);
+        assertThat(charges.get(1).get("statusQueries").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void aStatusQueryBeforeTheChargeCountsOnceTheKeyIsCharged() {
+        String key = key();
+        assertThat(client.get("/v1/charges/" + key).status()).isEqualTo(404);
+        client.post("/v1/charges", key, charge("tok_ok"));
+
+        assertThat(client.ledger().get("charges").get(0).get("statusQueries").asInt()).isEqualTo(1);
+    }
+
+    @Test
     void sameKeyDeclinedTwiceAnswersTheSameDecline() {
         String key = key();
         Answer first = client.post("/v1/charges", key, charge("tok_declined"));

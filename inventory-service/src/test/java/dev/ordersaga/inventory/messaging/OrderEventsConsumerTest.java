@@ -103,11 +103,17 @@ class OrderEventsConsumerTest {
                 .replace("\"type\":\"OrderCreated\"", "\"type\":\"OrderGiftWrapped\"");
         EventEnvelope<OrderCreated> next = EventEnvelope.of(orderId, "future-" + orderId, null, Orders.created());
         try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ)) {
+            String poison = "{\"poison after\": \"" + orderId + "\"}";
             producer.send(Topics.ORDER_EVENTS, orderId.toString(), fromTheFuture);
             producer.send(Topics.ORDER_EVENTS, orderId.toString(), EventCodec.encode(next));
+            // same key, same partition, handled and parked in order: once the poison is on the DLQ, the unknown type
+            // would be there before it
+            producer.send(Topics.ORDER_EVENTS, orderId.toString(), poison);
             await().atMost(Duration.ofSeconds(30)).until(() -> Inboxes.claimed(dataSource, next.eventId()));
             assertThat(sightings(orderId)).isEqualTo(1);
-            assertThat(dlq.matching(r -> orderId.toString().equals(r.key()))).as("not parked").isEmpty();
+            assertThat(dlq.awaitKey(orderId.toString(), Duration.ofSeconds(30)).value()).isEqualTo(poison);
+            assertThat(dlq.matching(r -> orderId.toString().equals(r.key()))).as("the unknown type not parked")
+                    .extracting(KafkaTopicProbe.Received::value).containsExactly(poison);
         }
     }
 

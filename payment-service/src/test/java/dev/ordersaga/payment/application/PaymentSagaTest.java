@@ -111,6 +111,7 @@ class PaymentSagaTest {
             assertThat(charge.amount()).isEqualByComparingTo("21.00");
             assertThat(charge.status()).isEqualTo("succeeded");
             assertThat(succeeded.payload().providerChargeId()).isEqualTo(charge.chargeId());
+            assertThat(charge.chargeCalls()).as("answered at once: no call is sent again").isEqualTo(1);
         });
     }
 
@@ -136,7 +137,12 @@ class PaymentSagaTest {
         awaitOne(saga, PaymentSucceeded.class);
 
         assertThat(saga.published(PaymentFailed.class)).as("a timeout is never a decline").isEmpty();
-        assertThat(ledger(saga).charges()).as("asked, never charged again").hasSize(1);
+        // the sandbox books one charge per key however often it is called: the calls it counts tell a status query
+        // from a charge sent again
+        assertThat(ledger(saga).charges()).as("asked, never charged again").singleElement().satisfies(charge -> {
+            assertThat(charge.chargeCalls()).isEqualTo(1);
+            assertThat(charge.statusQueries()).isGreaterThanOrEqualTo(1);
+        });
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
         assertThat(payment(saga).attempts()).as("the timed-out charge call").isGreaterThanOrEqualTo(1);
     }
@@ -151,7 +157,10 @@ class PaymentSagaTest {
 
         assertThat(failed.payload().reason()).isNotBlank();
         assertThat(saga.published(PaymentSucceeded.class)).isEmpty();
-        assertThat(ledger(saga).charges()).hasSize(1);
+        assertThat(ledger(saga).charges()).as("asked, never charged again").singleElement().satisfies(charge -> {
+            assertThat(charge.chargeCalls()).isEqualTo(1);
+            assertThat(charge.statusQueries()).isGreaterThanOrEqualTo(1);
+        });
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.DECLINED);
     }
 
@@ -266,7 +275,8 @@ class PaymentSagaTest {
         saga.publish(orderCreated("tok_ok"));
 
         awaitOne(saga, PaymentSucceeded.class);
-        assertThat(ledger(saga).charges()).hasSize(1);
+        assertThat(ledger(saga).charges()).singleElement()
+                .satisfies(charge -> assertThat(charge.chargeCalls()).isEqualTo(1));
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
     }
 
@@ -421,6 +431,11 @@ class PaymentSagaTest {
                     .contains(ledger(saga).charges().get(0).chargeId()));
         }
         assertThat(ledger(saga).refunds()).as("nothing refunded on its own").isEmpty();
+        // nor later: the worker refunds only what the row owes, and it owes the provider nothing
+        Payment payment = payment(saga);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.SUCCEEDED);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.nextAttemptAt()).isNull();
     }
 
     @Test
@@ -436,6 +451,8 @@ class PaymentSagaTest {
         assertThat(ledger(saga).charges()).singleElement().satisfies(charge -> {
             assertThat(charge.idempotencyKey()).isEqualTo(claimed.chargeIdempotencyKey());
             assertThat(charge.chargeId()).isEqualTo(succeeded.payload().providerChargeId());
+            assertThat(charge.statusQueries()).as("asked before it charged again").isGreaterThanOrEqualTo(1);
+            assertThat(charge.chargeCalls()).as("the claimed call never reached the provider").isEqualTo(1);
         });
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
     }
@@ -597,13 +614,15 @@ class PaymentSagaTest {
         assertThat(ledger(saga).charges()).singleElement().satisfies(charge -> {
             assertThat(charge.idempotencyKey()).isEqualTo(claimed.chargeIdempotencyKey());
             assertThat(charge.chargeId()).isEqualTo(succeeded.payload().providerChargeId());
+            assertThat(charge.chargeCalls()).isEqualTo(1);
         });
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
 
         saga.publish(new PaymentRetryRequested("operator:alice"));
         saga.publish(orderCancelling());
         awaitOne(saga, PaymentRefunded.class);
-        assertThat(ledger(saga).charges()).as("a repeated request charges nothing more").hasSize(1);
+        assertThat(ledger(saga).charges()).as("a repeated request charges nothing more").singleElement()
+                .satisfies(charge -> assertThat(charge.chargeCalls()).isEqualTo(1));
     }
 
     @Test

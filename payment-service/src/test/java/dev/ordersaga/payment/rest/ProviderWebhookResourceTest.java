@@ -102,11 +102,13 @@ class ProviderWebhookResourceTest {
         // the provider repeats itself, and stale news of a decline comes late: neither changes anything
         postWebhook(webhook("charge.succeeded", chargeId, payment.id().toString(), saga.orderId())).statusCode(204);
         postWebhook(webhook("charge.declined", null, payment.id().toString(), saga.orderId())).statusCode(204);
-        publishMarker(saga);
+        UUID marker = publishMarker(saga);
 
-        await().atMost(PATIENCE).until(() -> saga.publishedTypes().contains("PaymentFailed"));
+        // by its id: the marker is a PaymentFailed, the very type a wrongly taken decline would publish
+        await().atMost(PATIENCE).until(() -> saga.published().stream().anyMatch(e -> e.eventId().equals(marker)));
         List<EventEnvelope<SagaEvent>> published = saga.published();
         assertThat(published).extracting(EventEnvelope::type).containsExactly("PaymentSucceeded", "PaymentFailed");
+        assertThat(published.get(1).eventId()).as("the marker, and nothing between").isEqualTo(marker);
         PaymentSucceeded succeeded = (PaymentSucceeded) published.get(0).payload();
         assertThat(succeeded.providerChargeId()).isEqualTo(chargeId);
         assertThat(succeeded.amount()).isEqualByComparingTo("21.00");
@@ -279,9 +281,10 @@ class ProviderWebhookResourceTest {
     }
 
     /** A later event of the same order, on the same partition: what was published before it is there before it. */
-    private void publishMarker(OrderSaga saga) {
+    private UUID publishMarker(OrderSaga saga) {
         try (Correlation.Scope ignored = Correlation.open(saga.correlationId(), null)) {
-            QuarkusTransaction.requiringNew().run(() -> outbox.publish(saga.orderId(), new PaymentFailed("marker", "marker")));
+            return QuarkusTransaction.requiringNew().call(
+                    () -> outbox.publish(saga.orderId(), new PaymentFailed("marker", "marker")).eventId());
         }
     }
 

@@ -25,8 +25,12 @@ public final class ProviderLedger {
     private static final ObjectMapper JSON = JsonMapper.builder()
             .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS).build();
 
+    /**
+     * {@code chargeCalls} and {@code statusQueries} count the calls under the charge's key (the sandbox books one charge
+     * per key however often it is called): what tells a status query from a charge sent again.
+     */
     public record Charge(String chargeId, String idempotencyKey, BigDecimal amount, String currency, String status,
-                         String token) {
+                         String token, int chargeCalls, int statusQueries) {
     }
 
     public record Refund(String refundId, String idempotencyKey, String chargeId, BigDecimal amount, String currency) {
@@ -48,7 +52,7 @@ public final class ProviderLedger {
             if (reference.equals(c.path("reference").asText())) {
                 charges.add(new Charge(c.path("chargeId").asText(), c.path("idempotencyKey").asText(),
                         c.path("amount").decimalValue(), c.path("currency").asText(), c.path("status").asText(),
-                        c.path("token").asText()));
+                        c.path("token").asText(), c.path("chargeCalls").asInt(), c.path("statusQueries").asInt()));
             }
         }
         List<Refund> refunds = new ArrayList<>();

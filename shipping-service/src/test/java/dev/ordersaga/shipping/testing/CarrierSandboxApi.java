@@ -25,8 +25,13 @@ public final class CarrierSandboxApi {
         this.baseUrl = baseUrl;
     }
 
-    /** A shipment in the carrier's books. */
-    public record LedgerShipment(String shipmentId, String idempotencyKey, String reference, String status) {
+    /**
+     * A shipment in the carrier's books. {@code createCalls} and {@code statusQueries} count the calls under its key
+     * that reached the books (the sandbox keeps one shipment per key however often it is called; a call refused by an
+     * outage is not counted): what tells one create call from a repeated one.
+     */
+    public record LedgerShipment(String shipmentId, String idempotencyKey, String reference, String status,
+                                 int createCalls, int statusQueries) {
     }
 
     /** The next {@code failures} create calls answer 503 (0 ends an outage). */
@@ -51,7 +56,8 @@ public final class CarrierSandboxApi {
         for (JsonNode s : ledger.path("shipments")) {
             if (orderId.toString().equals(s.path("reference").asText())) {
                 shipments.add(new LedgerShipment(s.path("shipmentId").asText(), s.path("idempotencyKey").asText(),
-                        s.path("reference").asText(), s.path("status").asText()));
+                        s.path("reference").asText(), s.path("status").asText(), s.path("createCalls").asInt(),
+                        s.path("statusQueries").asInt()));
             }
         }
         return shipments;

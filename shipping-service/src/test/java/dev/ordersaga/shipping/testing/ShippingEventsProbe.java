@@ -1,10 +1,14 @@
 package dev.ordersaga.shipping.testing;
 
+import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.SagaEvent;
+import dev.ordersaga.events.ShipmentFailed;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.testing.KafkaTopicProbe;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 
 import java.time.Duration;
 import java.util.List;
@@ -35,6 +39,30 @@ public final class ShippingEventsProbe implements AutoCloseable {
     public <E extends SagaEvent> EventEnvelope<E> await(UUID orderId, Class<E> type, Duration timeout) {
         return org.awaitility.Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(50))
                 .until(() -> of(orderId, type), list -> !list.isEmpty()).get(0);
+    }
+
+    /**
+     * Publishes a marker for the order through the service's outbox, in a transaction of its own, and waits for it by
+     * its id. The relay publishes in commit order: whatever a transaction that committed before this one published for
+     * the order is on the topic before the marker, so what is missing once it arrived was never published.
+     *
+     * @return the marker's event id, for {@link #typesBefore}
+     */
+    public UUID mark(OutboxWriter outbox, UUID orderId, String correlationId, Duration timeout) {
+        UUID marker = QuarkusTransaction.requiringNew().call(() -> {
+            try (Correlation.Scope ignored = Correlation.open(correlationId, null)) {
+                return outbox.publish(orderId, new ShipmentFailed("marker", "marker")).eventId();
+            }
+        });
+        org.awaitility.Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(50))
+                .until(() -> of(orderId).stream().anyMatch(e -> e.eventId().equals(marker)));
+        return marker;
+    }
+
+    /** The types published for the order before the marker, in order. */
+    public List<String> typesBefore(UUID orderId, UUID marker) {
+        List<EventEnvelope<SagaEvent>> events = of(orderId);
+        return events.stream().takeWhile(e -> !e.eventId().equals(marker)).map(EventEnvelope::type).toList();
     }
 
     /** The types, in the order they were published. */

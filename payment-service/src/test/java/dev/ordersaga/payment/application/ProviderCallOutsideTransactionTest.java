@@ -1,0 +1,140 @@
+package dev.ordersaga.payment.application;
+
+import dev.ordersaga.events.PaymentSucceeded;
+import dev.ordersaga.events.Topics;
+import dev.ordersaga.payment.domain.PaymentStatus;
+import dev.ordersaga.payment.testing.OrderSaga;
+import dev.ordersaga.payment.testing.PaymentSandboxResource;
+import dev.ordersaga.payment.testing.ProviderLedger;
+import dev.ordersaga.testing.KafkaTestProducer;
+import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+
+import static dev.ordersaga.payment.testing.PaymentFixtures.orderCreated;
+import static dev.ordersaga.payment.testing.PaymentFixtures.stockReserved;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * DESIGN's rule that no external call is made inside a database transaction, seen from the database: while the
+ * provider holds a charge call's answer back, no session of the service has a transaction open that began before the
+ * call reached the provider. A worker that called inside one would hold it open, idle in transaction, for as long as
+ * the provider takes: the row locked, a pooled connection taken, the provider's latency become the database's.
+ */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+@WithTestResource(PaymentSandboxResource.class)
+class ProviderCallOutsideTransactionTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(90);
+    /** Below the client's timeout (1 s), so that the call is answered, and long enough to look twice while it is held. */
+    private static final Duration HELD = Duration.ofMillis(900);
+    /**
+     * When the two looks are made after the call arrived: a transaction counts only if both see it, begun before the
+     * call, which one wrapping the call would be, and a short one of the service's own (a sweep's claim) that a busy
+     * machine held up past the first look would hardly be.
+     */
+    private static final Duration FIRST_LOOK = Duration.ofMillis(300);
+    private static final Duration SECOND_LOOK = Duration.ofMillis(550);
+
+    private static KafkaTestProducer producer;
+    private static KafkaTopicProbe paymentEvents;
+
+    @Inject
+    PaymentService payments;
+
+    @Inject
+    DataSource dataSource;
+
+    @ConfigProperty(name = "payment.provider.url")
+    String providerUrl;
+
+    @BeforeAll
+    static void connect() {
+        producer = new KafkaTestProducer();
+        paymentEvents = KafkaTopicProbe.fromNow(Topics.PAYMENT_EVENTS);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        paymentEvents.close();
+        producer.close();
+    }
+
+    @Test
+    void noTransactionIsOpenWhileTheProviderHoldsTheChargeCall() throws Exception {
+        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-call-outside-tx");
+        List<String> open;
+        ProviderLedger.slow(providerUrl, HELD);
+        try {
+            saga.publish(orderCreated("tok_ok"));
+            saga.publish(stockReserved());
+
+            // the sandbox books the charge when the call arrives and holds the answer back after that
+            await().atMost(PATIENCE).pollInterval(Duration.ofMillis(10))
+                    .until(() -> !ProviderLedger.of(providerUrl, saga.orderId()).charges().isEmpty());
+            OffsetDateTime arrived = databaseNow();
+            long start = System.nanoTime();
+            // not waits for an outcome: how long after the call's arrival a transaction must still be open to count
+            Thread.sleep(FIRST_LOOK.toMillis());
+            open = transactionsOpenSince(arrived);
+            Thread.sleep(Math.max(0, SECOND_LOOK.toNanos() - (System.nanoTime() - start)) / 1_000_000);
+            open.retainAll(transactionsOpenSince(arrived));
+            assertThat(payments.findByOrderId(saga.orderId()).orElseThrow().status())
+                    .as("looked while the call was still held").isEqualTo(PaymentStatus.CHARGING);
+        } finally {
+            ProviderLedger.slow(providerUrl, Duration.ZERO);
+        }
+
+        assertThat(open).as("transactions of the service open since before the call reached the provider").isEmpty();
+        await().atMost(PATIENCE).until(() -> !saga.published(PaymentSucceeded.class).isEmpty());
+        assertThat(ProviderLedger.of(providerUrl, saga.orderId()).charges()).singleElement()
+                .satisfies(charge -> assertThat(charge.chargeCalls()).isEqualTo(1));
+    }
+
+    private OffsetDateTime databaseNow() throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT clock_timestamp()");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getObject(1, OffsetDateTime.class);
+        }
+    }
+
+    /** The service's sessions (its database, its user) with a transaction begun at or before {@code since}. */
+    private List<String> transactionsOpenSince(OffsetDateTime since) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("""
+                     SELECT pid, xact_start FROM pg_stat_activity
+                     WHERE datname = current_database() AND usename = current_user
+                       AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+                       AND xact_start IS NOT NULL AND xact_start <= ?""")) {
+            ps.setObject(1, since);
+            List<String> open = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    // the session and its transaction's start: the same transaction at both looks
+                    open.add(rs.getInt("pid") + " in a transaction since " + rs.getObject("xact_start", OffsetDateTime.class));
+                }
+            }
+            return open;
+        }
+    }
+}
