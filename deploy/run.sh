@@ -98,10 +98,10 @@ await_ready carrier-sandbox http://127.0.0.1:9102/sandbox/ledger "${PIDS[1]}"
 echo "started the sandboxes: payment provider on 127.0.0.1:9101, carrier on 127.0.0.1:9102"
 # On the loopback, as PostgreSQL, Kafka and the sandboxes are: the local run is for this machine, and a packaged
 # Quarkus listens on every interface. A packaged service has no operator password unless it is given one
-# (common-events' configuration); this run's is the one printed below.
+# (common-events' configuration); this run's is OPERATOR_PASSWORD if set, else "operator".
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
-  OPERATOR_PASSWORD=operator java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
+  OPERATOR_PASSWORD="${OPERATOR_PASSWORD:-operator}" java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
     -jar "$name/target/quarkus-app/quarkus-run.jar" > "$RUN_DIR/$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name")
   echo "started $name (pid $!) on 127.0.0.1:$port, log: .stack/run/$name.log"

@@ -28,14 +28,18 @@ die() { echo "postgres.sh: $*" >&2; exit 1; }
 log() { echo "postgres.sh: $*"; }
 
 # postgresql-15 comes from Debian 12's (bookworm) own archive; another release carries another version (Debian 13:
-# 17), and apt-get would fail half-way through a start. So the release is checked before anything runs.
-if [ -r /etc/os-release ]; then
-  OS_ID=$(. /etc/os-release && echo "${ID:-}")
-  OS_CODENAME=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-  OS_NAME=$(. /etc/os-release && echo "${PRETTY_NAME:-${ID:-}}")
-fi
-[ "${OS_ID:-}" = debian ] && [ "${OS_CODENAME:-}" = bookworm ] ||
-  die "needs Debian 12 (bookworm), whose postgresql-$PG_VERSION it installs and runs; this is ${OS_NAME:-a system without /etc/os-release}"
+# 17), and apt-get would fail half-way through. So the release is checked before installing; a machine that has
+# postgresql-15 already (from PGDG, say) runs it whatever its release.
+check_release_for_install() {
+  local os_id="" os_codename="" os_name=""
+  if [ -r /etc/os-release ]; then
+    os_id=$(. /etc/os-release && echo "${ID:-}")
+    os_codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    os_name=$(. /etc/os-release && echo "${PRETTY_NAME:-${ID:-}}")
+  fi
+  [ "$os_id" = debian ] && [ "$os_codename" = bookworm ] ||
+    die "PostgreSQL $PG_VERSION is not installed, and only Debian 12 (bookworm) has postgresql-$PG_VERSION to install; this is ${os_name:-a system without /etc/os-release}: install postgresql-$PG_VERSION"
+}
 
 # The cluster is managed with Debian's tools and its files are owned by root/postgres, so we
 # need root; sudo is accepted so that a developer can run this without a root shell.
@@ -66,6 +70,7 @@ ensure_installed() {
   installed && return 0
   command -v apt-get >/dev/null 2>&1 ||
     die "PostgreSQL $PG_VERSION is not installed and apt-get is not available: install postgresql-$PG_VERSION"
+  check_release_for_install
   log "installing postgresql-$PG_VERSION with apt-get"
   "${AS_ROOT[@]}" apt-get update -qq
   "${AS_ROOT[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \

@@ -226,7 +226,7 @@ public class CdcRelay {
      */
     public boolean died() {
         Thread t = supervisor;
-        return t != null && !t.isAlive() && !stopping();
+        return t != null && t.getState() == Thread.State.TERMINATED && !stopping();
     }
 
     public String lastError() {

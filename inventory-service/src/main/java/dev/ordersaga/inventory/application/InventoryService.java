@@ -9,9 +9,9 @@ import dev.ordersaga.events.OrderConfirmed;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.OrderLine;
 import dev.ordersaga.events.StockReleased;
-import dev.ordersaga.inventory.domain.IllegalTransitionException;
 import dev.ordersaga.inventory.domain.OrderSighting;
 import dev.ordersaga.inventory.domain.Reservation;
+import dev.ordersaga.inventory.domain.ReservationStatus;
 import dev.ordersaga.inventory.domain.Stock;
 import dev.ordersaga.inventory.persistence.LockedStock;
 import dev.ordersaga.inventory.persistence.OrderSightingRepository;
@@ -95,21 +95,19 @@ public class InventoryService {
             return;
         }
         Reservation reservation = found.get().reservation();
-        switch (reservation.status()) {
-            case RESERVED, FAILED -> {
-                LockedStock stock = found.get().stock();
-                StockReleased released = reservation.release(stock.rows());
-                outbox.publish(orderId, released, envelope -> withStock(reservations.update(reservation), stock));
-                LOG.infof("Order %s cancelling (%s): reservation %s released %s", orderId, cancelling.reason(),
-                        reservation.reservationId(), released.items());
-            }
-            case RELEASED -> LOG.infof("Order %s cancelling again: reservation %s is released already, nothing to do",
-                    orderId, reservation.reservationId());
-            // an order is never cancelled once confirmed: the two facts disagree, and the event is parked with its
-            // alert rather than acknowledged with a warning while the order waits for an answer that never comes
-            case CONSUMED -> throw new IllegalTransitionException(reservation.status(), "release (order cancelling "
-                    + "after its stock was shipped)");
+        if (reservation.status() == ReservationStatus.RELEASED) {
+            LOG.infof("Order %s cancelling again: reservation %s is released already, nothing to do", orderId,
+                    reservation.reservationId());
+            return;
         }
+        // A consumed reservation refuses (IllegalTransitionException): an order is never cancelled once confirmed, so
+        // the two facts disagree, and the event is parked with its alert rather than acknowledged with a warning
+        // while the order waits for an answer that never comes.
+        LockedStock stock = found.get().stock();
+        StockReleased released = reservation.release(stock.rows());
+        outbox.publish(orderId, released, envelope -> withStock(reservations.update(reservation), stock));
+        LOG.infof("Order %s cancelling (%s): reservation %s released %s", orderId, cancelling.reason(),
+                reservation.reservationId(), released.items());
     }
 
     /** OrderConfirmed: the reserved units are shipped. */
@@ -125,21 +123,20 @@ public class InventoryService {
             return;
         }
         Reservation reservation = found.get().reservation();
-        switch (reservation.status()) {
-            case RESERVED -> {
-                LockedStock stock = found.get().stock();
-                reservation.consume(stock.rows());
-                writes.write(withStock(reservations.update(reservation), stock),
-                        () -> "consume reservation " + reservation.reservationId() + " of order " + orderId);
-                LOG.infof("Order %s confirmed: reservation %s consumed, %s shipped", orderId,
-                        reservation.reservationId(), reservation.stockItems());
-            }
-            case CONSUMED -> LOG.infof("Order %s confirmed again: reservation %s is consumed already", orderId,
+        if (reservation.status() == ReservationStatus.CONSUMED) {
+            LOG.infof("Order %s confirmed again: reservation %s is consumed already", orderId,
                     reservation.reservationId());
-            // a confirmed order had its stock reserved: as above, parked rather than acknowledged
-            case FAILED, RELEASED -> throw new IllegalTransitionException(reservation.status(), "consume (order "
-                    + "confirmed)");
+            return;
         }
+        // A failed or released reservation refuses (IllegalTransitionException): a confirmed order had its stock
+        // reserved, so inventory's books disagree with a shipment, and the event is parked with its alert rather
+        // than acknowledged with a warning.
+        LockedStock stock = found.get().stock();
+        reservation.consume(stock.rows());
+        writes.write(withStock(reservations.update(reservation), stock),
+                () -> "consume reservation " + reservation.reservationId() + " of order " + orderId);
+        LOG.infof("Order %s confirmed: reservation %s consumed, %s shipped", orderId, reservation.reservationId(),
+                reservation.stockItems());
     }
 
     /** A reservation's write, and the write of the stock its transition moved, to go in one round trip. */

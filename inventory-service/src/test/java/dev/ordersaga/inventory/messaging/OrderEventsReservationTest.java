@@ -219,8 +219,11 @@ class OrderEventsReservationTest {
 
     /** Facts the reservation's machine has no place for are parked, not acknowledged, and change nothing. */
     @Test
-    void confirmationOfAReleasedReservationAndCancellationOfAConsumedOneAreParked() throws Exception {
+    void confirmationOfAReleasedOrFailedReservationAndCancellationOfAConsumedOneAreParked() throws Exception {
         String mug = stocked("mug", 10);
+        UUID failed = UUID.randomUUID();
+        send(failed, orderOf(mug, 11));
+        awaitEvent(failed, "StockReservationFailed");
         UUID released = UUID.randomUUID();
         send(released, orderOf(mug, 2));
         send(released, new OrderCancelling("customer", "customer"));
@@ -233,17 +236,22 @@ class OrderEventsReservationTest {
 
         try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ)) {
             EventEnvelope<OrderConfirmed> confirmed = send(released, new OrderConfirmed(new BigDecimal("2.00"), "EUR"));
+            EventEnvelope<OrderConfirmed> confirmedFailed = send(failed, new OrderConfirmed(new BigDecimal("11.00"), "EUR"));
             EventEnvelope<OrderCancelling> cancelling = send(consumed, new OrderCancelling("customer", "customer"));
 
             assertThat(dlq.awaitKey(released.toString(), TIMEOUT).header("dead-letter-reason"))
                     .contains("reservation in RELEASED cannot consume");
             assertThat(dlq.awaitKey(consumed.toString(), TIMEOUT).header("dead-letter-reason"))
                     .contains("reservation in CONSUMED cannot release");
+            assertThat(dlq.awaitKey(failed.toString(), TIMEOUT).header("dead-letter-reason"))
+                    .contains("reservation in FAILED cannot consume");
             assertThat(rows.inboxHas(confirmed.eventId())).isFalse();
             assertThat(rows.inboxHas(cancelling.eventId())).isFalse();
+            assertThat(rows.inboxHas(confirmedFailed.eventId())).isFalse();
         }
         assertThat(rows.reservationStatus(released)).isEqualTo("RELEASED");
         assertThat(rows.reservationStatus(consumed)).isEqualTo("CONSUMED");
+        assertThat(rows.reservationStatus(failed)).isEqualTo("FAILED");
         assertThat(rows.stock(mug)).as("nothing moved").isEqualTo("7/0/3");
         assertThat(events(consumed, "StockReleased")).isZero();
     }

@@ -359,12 +359,13 @@ public class PaymentService {
     }
 
     /**
-     * Recorded, the outcome would reschedule the row under the claim that replaced the call's (a worker that paused
-     * past its lease): the sweep would hand it to a third worker while the second's call is under way.
+     * Recorded, the outcome would reschedule the row under whatever moved the call's claim on: a claim that replaced
+     * it (a worker that paused past its lease), whose call the sweep would then hand to a third worker while it is
+     * under way, or an outcome recorded meanwhile (a webhook's), which already says what the call asked.
      */
     private static void logStaleClaim(Payment payment, String call) {
-        LOG.infof("A %s call for payment %s of order %s ended after its claim ran out; the claim that replaced it "
-                + "stands", call, payment.id(), payment.orderId());
+        LOG.infof("A %s call for payment %s of order %s ended after its claim no longer held the row (a later claim "
+                + "or a recorded outcome moved it): not recorded", call, payment.id(), payment.orderId());
     }
 
     // ---- work for the worker ----

@@ -11,6 +11,8 @@ import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterAll;
@@ -26,6 +28,7 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static dev.ordersaga.payment.testing.PaymentFixtures.orderCreated;
 import static dev.ordersaga.payment.testing.PaymentFixtures.stockReserved;
@@ -39,20 +42,32 @@ import static org.awaitility.Awaitility.await;
  * the provider takes: the row locked, a pooled connection taken, the provider's latency become the database's.
  */
 @QuarkusTest
+@TestProfile(ProviderCallOutsideTransactionTest.PatientClient.class)
 @WithTestResource(StackTestResource.class)
 @WithTestResource(PaymentSandboxResource.class)
 class ProviderCallOutsideTransactionTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(90);
-    /** Below the client's timeout (1 s), so that the call is answered, and long enough to look twice while it is held. */
-    private static final Duration HELD = Duration.ofMillis(900);
+    /**
+     * Below the client's timeout here, so that the call stays under way until it is answered, and long enough for
+     * both looks to fall inside it on a busy machine.
+     */
+    private static final Duration HELD = Duration.ofSeconds(3);
+
+    /** The client waits longer than the provider holds the answer (by default it gives up after 1 s). */
+    public static class PatientClient implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("payment.provider.timeout", "6s");
+        }
+    }
     /**
      * When the two looks are made after the call arrived: a transaction counts only if both see it, begun before the
      * call, which one wrapping the call would be, and a short one of the service's own (a sweep's claim) that a busy
      * machine held up past the first look would hardly be.
      */
     private static final Duration FIRST_LOOK = Duration.ofMillis(300);
-    private static final Duration SECOND_LOOK = Duration.ofMillis(550);
+    private static final Duration SECOND_LOOK = Duration.ofMillis(800);
 
     private static KafkaTestProducer producer;
     private static KafkaTopicProbe paymentEvents;
