@@ -119,9 +119,7 @@ public class PaymentWorker {
                 return;
             }
             if (task.call() == Payment.ProviderCall.CHARGE_STATUS && task.cancelRequested()) {
-                chargeStatusFailures.increment();
-                LOG.errorf(e, "ALERT compensation failed: charge status of order %s failed unexpectedly; asked again "
-                        + "when its lease ends", task.orderId());
+                cancellingChargeStatusFailed(task, e);
                 return;
             }
             LOG.errorf(e, "Provider call for payment %s of order %s failed unexpectedly; retried when its lease ends",
@@ -142,7 +140,12 @@ public class PaymentWorker {
         if (payments.cancelRequested(task.paymentId())) {
             LOG.infof("Order %s is cancelling: no charge is sent; asking the provider whether an earlier call charged "
                     + "(idempotency key %s)", task.orderId(), task.chargeIdempotencyKey());
-            askForChargeStatus(task, true);
+            try {
+                askForChargeStatus(task, true);
+            } catch (RuntimeException e) {
+                // the task was claimed as a charge, so work() would not tell this from a charge's failure
+                cancellingChargeStatusFailed(task, e);
+            }
             return;
         }
         if (!rechargeWindow.allowsChargeAgain(task.chargingSince(), Instant.now())) {
@@ -160,6 +163,13 @@ public class PaymentWorker {
         ChargeOutcome outcome = provider.charge(task.chargeIdempotencyKey(), task.amount(), task.currency(),
                 task.paymentToken(), task.orderId().toString());
         record(task, outcome, false);
+    }
+
+    /** A compensation that keeps failing alerts whatever the cause, as a refund's does in {@link #work}. */
+    private void cancellingChargeStatusFailed(PaymentTask task, RuntimeException e) {
+        chargeStatusFailures.increment();
+        LOG.errorf(e, "ALERT compensation failed: charge status of order %s failed unexpectedly; asked again when its "
+                + "lease ends", task.orderId());
     }
 
     /** @param cancelling the order is known to be cancelling: whatever the provider says, no charge is sent */

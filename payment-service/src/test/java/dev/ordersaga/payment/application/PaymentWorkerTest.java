@@ -94,8 +94,27 @@ class PaymentWorkerTest {
         assertThat(refundFailures()).isEqualTo(before + 1);
     }
 
+    @Test
+    void aCancellingOrdersChargeStatusThatFailsForACauseOfOursAlertsToo() {
+        // a payment the service has no row of: the provider's "no charge" cannot be recorded
+        UUID paymentId = UUID.randomUUID();
+        PaymentTask status = new PaymentTask(paymentId, UUID.randomUUID(), Payment.ProviderCall.CHARGE_STATUS,
+                new BigDecimal("21.00"), "EUR", "tok_ok", null, paymentId.toString(), "refund-" + paymentId,
+                "cid-" + paymentId, UUID.randomUUID(), true, null, null);
+        double before = compensationFailures("charge-status");
+        try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
+            worker.work(status);
+            assertThat(log.containing("ALERT compensation failed: charge status of order " + status.orderId())).hasSize(1);
+        }
+        assertThat(compensationFailures("charge-status")).isEqualTo(before + 1);
+    }
+
     private double refundFailures() {
-        Counter counter = meters.find("saga.compensation.failures").tag("step", "refund").counter();
+        return compensationFailures("refund");
+    }
+
+    private double compensationFailures(String step) {
+        Counter counter = meters.find("saga.compensation.failures").tag("step", step).counter();
         return counter == null ? 0 : counter.count();
     }
 
