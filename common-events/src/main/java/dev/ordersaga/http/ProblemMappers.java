@@ -89,12 +89,12 @@ public class ProblemMappers {
 
     /**
      * An operator endpoint asked without credentials: basic authentication's challenge, as Quarkus sends it, and a
-     * body that says what is missing. Wrong credentials fail before the resource ({@link AuthenticationProblems}).
+     * body that says what is missing. Wrong credentials fail before the resource ({@link RouterProblems}).
      */
     @ServerExceptionMapper
     public Response unauthenticated(UnauthorizedException e) {
-        return Response.fromResponse(respond(401, "Unauthorized", AuthenticationProblems.DETAIL, null))
-                .header(HttpHeaders.WWW_AUTHENTICATE, AuthenticationProblems.CHALLENGE)
+        return Response.fromResponse(respond(401, "Unauthorized", RouterProblems.DETAIL, null))
+                .header(HttpHeaders.WWW_AUTHENTICATE, RouterProblems.CHALLENGE)
                 .build();
     }
 

@@ -376,7 +376,7 @@ public class PaymentService {
         Instant now = Instant.now();
         Instant until = leaseEnd(now);
         return payments.claimDue(now, until, limit).stream()
-                .map(id -> PaymentTask.of(payments.findById(id), until))
+                .map(id -> PaymentTask.ofLaterClaim(payments.findById(id), until))
                 .toList();
     }
 
@@ -385,7 +385,8 @@ public class PaymentService {
     public Optional<PaymentTask> claim(UUID paymentId) {
         Instant now = Instant.now();
         Instant until = leaseEnd(now);
-        return payments.claimIfDue(paymentId, now, until).map(id -> PaymentTask.of(payments.findById(id), until));
+        return payments.claimIfDue(paymentId, now, until)
+                .map(id -> PaymentTask.ofLaterClaim(payments.findById(id), until));
     }
 
     /**

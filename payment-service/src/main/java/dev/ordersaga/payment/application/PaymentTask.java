@@ -19,8 +19,18 @@ public record PaymentTask(UUID paymentId, UUID orderId, Payment.ProviderCall cal
                           String refundIdempotencyKey, String correlationId, UUID causedByEventId,
                           boolean cancelRequested, Instant chargingSince, Instant claimedUntil) {
 
+    /** The call of the claim the transaction that made the payment due took. */
     static PaymentTask of(Payment payment, Instant claimedUntil) {
-        return new PaymentTask(payment.id(), payment.orderId(), payment.nextCall(), payment.amount(), payment.currency(),
+        return of(payment, payment.nextCall(), claimedUntil);
+    }
+
+    /** The call of a claim taken later, by the sweep or when a backoff ended ({@link Payment#nextCallAfterAnotherClaim}). */
+    static PaymentTask ofLaterClaim(Payment payment, Instant claimedUntil) {
+        return of(payment, payment.nextCallAfterAnotherClaim(), claimedUntil);
+    }
+
+    private static PaymentTask of(Payment payment, Payment.ProviderCall call, Instant claimedUntil) {
+        return new PaymentTask(payment.id(), payment.orderId(), call, payment.amount(), payment.currency(),
                 payment.paymentToken(), payment.providerChargeId(), payment.idempotencyKey(),
                 payment.refundIdempotencyKey(), payment.correlationId(), payment.causedByEventId(),
                 payment.cancelRequested(), payment.chargingSince(), claimedUntil);

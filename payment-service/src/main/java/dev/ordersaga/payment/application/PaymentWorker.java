@@ -133,8 +133,12 @@ public class PaymentWorker {
      * same poll even, or while the task waited for a thread). So the committed row is read once more right before the
      * call. A cancellation that commits after this read meets a call under way and is answered once it resolved.
      *
-     * <p>Cancelling, the provider is asked instead of charged: a claim whose lease ran out (a worker that died in its
-     * call) leaves no trace in the row, so even a first call cannot be sure that no charge of this key reached it.
+     * <p>Cancelling, the provider is asked instead of charged, although this first call's claim is the payment's first
+     * since charging began: a payment an operator sent back after a hold was charged under the same key before, and a
+     * straggler of those calls may still land.
+     *
+     * <p>A claim of the first charge taken later (its lease ran out: the worker died in its call, or before it) is no
+     * charge but a status query ({@link Payment#nextCallAfterAnotherClaim}).
      */
     private void charge(PaymentTask task) {
         if (payments.cancelRequested(task.paymentId())) {
@@ -146,12 +150,6 @@ public class PaymentWorker {
                 // the task was claimed as a charge, so work() would not tell this from a charge's failure
                 cancellingChargeStatusFailed(task, e);
             }
-            return;
-        }
-        if (!rechargeWindow.allowsChargeAgain(task.chargingSince(), Instant.now())) {
-            // the first call, so late: the service was away for that long, and a worker that died in an earlier call
-            // left no trace. Under a key the provider may have forgotten, a charge could be that call's second.
-            askForChargeStatus(task, false);
             return;
         }
         send(task);

@@ -7,8 +7,10 @@ import dev.ordersaga.payment.persistence.PaymentRepository;
 import dev.ordersaga.payment.provider.PaymentProviderClient;
 import dev.ordersaga.payment.provider.PaymentProviderClient.Settlement;
 import dev.ordersaga.work.ProviderReport;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -34,6 +36,7 @@ import java.util.UUID;
  * of its own under the payment's lock, so replicas reading the same page change each payment once.
  */
 @ApplicationScoped
+@Startup // its counter exists from the start, at zero, for the alert rule
 public class SettlementReconciliation {
 
     private static final Logger LOG = Logger.getLogger(SettlementReconciliation.class);
@@ -54,10 +57,13 @@ public class SettlementReconciliation {
     MeterRegistry meters;
 
     private ProviderReport<Settlement> report;
+    private Counter unmatched;
 
     @PostConstruct
     void init() {
         report = ProviderReport.configured("payment.reconciliation", "payment-provider-settlements", provider::settlements, writes);
+        // registered up front, so that an alert on its increase sees the first incident
+        unmatched = meters.counter("saga.payment.settlements.unmatched");
     }
 
     @Scheduled(every = "${payment.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
@@ -126,7 +132,7 @@ public class SettlementReconciliation {
                                 + "(order %s), which recorded charge %s; the customer may be charged twice, and nothing "
                                 + "refunds it", settlement.chargeId(), paymentId,
                         state.map(c -> c.orderId().toString()).orElse("?"), charge);
-                meters.counter("saga.payment.settlements.unmatched").increment();
+                unmatched.increment();
             }
         }
     }

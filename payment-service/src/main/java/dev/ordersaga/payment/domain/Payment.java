@@ -67,8 +67,8 @@ public class Payment {
         /** first attempt: POST the charge */
         CHARGE,
         /**
-         * an earlier charge got no answer, or the order is cancelling: ask for its status (and, unless the order is
-         * cancelling, charge again with the same key if unknown)
+         * an earlier charge got no answer, its worker's claim ran out before it told (a crash), or the order is
+         * cancelling: ask for its status (and, unless the order is cancelling, charge again with the same key if unknown)
          */
         CHARGE_STATUS,
         /** POST the refund (same idempotency key on every attempt) */
@@ -531,6 +531,18 @@ public class Payment {
             case DECLINED, CANCELLED -> nextAttemptAt == null ? ProviderCall.NONE : ProviderCall.SETTLEMENT_STATUS;
             case PENDING, SUCCEEDED, REFUNDED -> ProviderCall.NONE;
         };
+    }
+
+    /**
+     * The call owed by a claim that is not the one the payment was made due with. A first charge is claimed by the
+     * transaction that makes it due ({@link #lease}, always: it is due at once), so a later claim of it means that the
+     * first claim's lease ran out with nothing recorded: its worker may have died in the call, or after the commit before
+     * it. The provider is asked before anything is charged, as after a timeout, not sent the charge again on the chance
+     * that the key keeps it from counting twice.
+     */
+    public ProviderCall nextCallAfterAnotherClaim() {
+        ProviderCall call = nextCall();
+        return call == ProviderCall.CHARGE ? ProviderCall.CHARGE_STATUS : call;
     }
 
     /** A provider call is owed and its time has come. */

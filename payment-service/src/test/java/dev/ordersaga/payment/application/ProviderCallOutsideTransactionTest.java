@@ -1,13 +1,11 @@
 package dev.ordersaga.payment.application;
 
 import dev.ordersaga.events.PaymentSucceeded;
-import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.domain.PaymentStatus;
 import dev.ordersaga.payment.testing.OrderSaga;
+import dev.ordersaga.payment.testing.OrderSagas;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
 import dev.ordersaga.payment.testing.ProviderLedger;
-import dev.ordersaga.testing.KafkaTestProducer;
-import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -15,9 +13,8 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -69,8 +66,8 @@ class ProviderCallOutsideTransactionTest {
     private static final Duration FIRST_LOOK = Duration.ofMillis(300);
     private static final Duration SECOND_LOOK = Duration.ofMillis(800);
 
-    private static KafkaTestProducer producer;
-    private static KafkaTopicProbe paymentEvents;
+    @RegisterExtension
+    static final OrderSagas sagas = new OrderSagas();
 
     @Inject
     PaymentService payments;
@@ -81,21 +78,9 @@ class ProviderCallOutsideTransactionTest {
     @ConfigProperty(name = "payment.provider.url")
     String providerUrl;
 
-    @BeforeAll
-    static void connect() {
-        producer = new KafkaTestProducer();
-        paymentEvents = KafkaTopicProbe.fromNow(Topics.PAYMENT_EVENTS);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        paymentEvents.close();
-        producer.close();
-    }
-
     @Test
     void noTransactionIsOpenWhileTheProviderHoldsTheChargeCall() throws Exception {
-        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-call-outside-tx");
+        OrderSaga saga = sagas.saga("payment-call-outside-tx");
         List<String> open;
         ProviderLedger.slow(providerUrl, HELD);
         try {

@@ -238,6 +238,8 @@ class PaymentTest {
         assertThat(payment.isDue(NOW.plusSeconds(29))).as("another worker must not take it").isFalse();
         assertThat(payment.isDue(NOW.plusSeconds(30))).as("the holder died: the sweep takes it").isTrue();
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.CHARGE);
+        assertThat(payment.nextCallAfterAnotherClaim()).as("the dead holder's call may have charged: ask, never charge "
+                + "blindly").isEqualTo(Payment.ProviderCall.CHARGE_STATUS);
         assertThatThrownBy(() -> payment.lease(NOW, NOW.plusSeconds(60))).as("leased twice")
                 .isInstanceOf(IllegalTransitionException.class);
         assertThatThrownBy(() -> pending().lease(NOW, NOW.plusSeconds(30))).as("nothing owed")
@@ -328,6 +330,7 @@ class PaymentTest {
         assertThat(attempt).isEqualTo(1);
         assertThat(payment.status()).isEqualTo(PaymentStatus.CHARGING);
         assertThat(payment.nextCall()).as("ask, never charge blindly").isEqualTo(Payment.ProviderCall.CHARGE_STATUS);
+        assertThat(payment.nextCallAfterAnotherClaim()).isEqualTo(Payment.ProviderCall.CHARGE_STATUS);
         assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusMillis(200));
         assertThat(payment.isDue(NOW)).isFalse();
         assertThat(payment.isDue(NOW.plusMillis(200))).isTrue();

@@ -4,22 +4,19 @@ import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.StockReserved;
-import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.testing.OrderSaga;
+import dev.ordersaga.payment.testing.OrderSagas;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
 import dev.ordersaga.payment.testing.ProviderLedger;
 import dev.ordersaga.testing.Inboxes;
-import dev.ordersaga.testing.KafkaTestProducer;
-import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -36,8 +33,8 @@ class InventoryEventsConsumerTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(90);
 
-    private static KafkaTestProducer producer;
-    private static KafkaTopicProbe paymentEvents;
+    @RegisterExtension
+    static final OrderSagas sagas = new OrderSagas();
 
     @Inject
     DataSource dataSource;
@@ -45,21 +42,9 @@ class InventoryEventsConsumerTest {
     @ConfigProperty(name = "payment.provider.url")
     String providerUrl;
 
-    @BeforeAll
-    static void connect() {
-        producer = new KafkaTestProducer();
-        paymentEvents = KafkaTopicProbe.fromNow(Topics.PAYMENT_EVENTS);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        paymentEvents.close();
-        producer.close();
-    }
-
     @Test
     void duplicateStockReservedChargesOnce() throws Exception {
-        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-dup-stock");
+        OrderSaga saga = sagas.saga("payment-dup-stock");
         try (LogCapture log = LogCapture.of(IncomingEvents.class)) {
             saga.publish(orderCreated("tok_ok"));
             EventEnvelope<StockReserved> reserved = saga.publish(stockReserved());

@@ -4,24 +4,21 @@ import dev.ordersaga.eventing.IncomingEvents;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.PaymentRefunded;
-import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.application.PaymentService;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
 import dev.ordersaga.payment.testing.OrderSaga;
+import dev.ordersaga.payment.testing.OrderSagas;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
 import dev.ordersaga.payment.testing.ProviderLedger;
-import dev.ordersaga.testing.KafkaTestProducer;
-import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.Arrays;
@@ -44,8 +41,8 @@ class SagaEventsInOnePollTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(90);
 
-    private static KafkaTestProducer producer;
-    private static KafkaTopicProbe paymentEvents;
+    @RegisterExtension
+    static final OrderSagas sagas = new OrderSagas();
 
     @Inject
     IncomingEvents incoming;
@@ -59,21 +56,9 @@ class SagaEventsInOnePollTest {
     @ConfigProperty(name = "payment.provider.url")
     String providerUrl;
 
-    @BeforeAll
-    static void connect() {
-        producer = new KafkaTestProducer();
-        paymentEvents = KafkaTopicProbe.fromNow(Topics.PAYMENT_EVENTS);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        paymentEvents.close();
-        producer.close();
-    }
-
     @Test
     void stockReservedAndOrderCancellingInOnePollChargeNothing() {
-        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-one-poll-cancel");
+        OrderSaga saga = sagas.saga("payment-one-poll-cancel");
         poll(saga.envelope(orderCreated("tok_ok")));
         // the charge is claimed by StockReserved and the cancellation recorded before the poll's transaction commits:
         // no call can have started before the worker could know of it

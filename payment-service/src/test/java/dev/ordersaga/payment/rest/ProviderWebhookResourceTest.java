@@ -9,16 +9,14 @@ import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.SagaEvent;
-import dev.ordersaga.events.Topics;
 import dev.ordersaga.payment.application.PaymentService;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.domain.PaymentStatus;
 import dev.ordersaga.payment.persistence.PaymentRepository;
 import dev.ordersaga.payment.testing.OrderSaga;
+import dev.ordersaga.payment.testing.OrderSagas;
 import dev.ordersaga.payment.testing.PaymentSandboxResource;
 import dev.ordersaga.payment.testing.ProviderLedger;
-import dev.ordersaga.testing.KafkaTestProducer;
-import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
@@ -26,9 +24,8 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -65,8 +62,8 @@ class ProviderWebhookResourceTest {
     private static final String SECRET = "test-only-webhook-secret";
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private static KafkaTestProducer producer;
-    private static KafkaTopicProbe paymentEvents;
+    @RegisterExtension
+    static final OrderSagas sagas = new OrderSagas();
 
     @Inject
     PaymentRepository repository;
@@ -80,21 +77,9 @@ class ProviderWebhookResourceTest {
     @ConfigProperty(name = "payment.provider.url")
     String providerUrl;
 
-    @BeforeAll
-    static void connect() {
-        producer = new KafkaTestProducer();
-        paymentEvents = KafkaTopicProbe.fromNow(Topics.PAYMENT_EVENTS);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        paymentEvents.close();
-        producer.close();
-    }
-
     @Test
     void webhookResolvesAChargeWhoseCallIsStillInFlightOnce() {
-        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-webhook");
+        OrderSaga saga = sagas.saga("payment-webhook");
         Payment payment = chargeInFlight(saga);
         String chargeId = "ch_webhook_" + UUID.randomUUID();
 
@@ -120,7 +105,7 @@ class ProviderWebhookResourceTest {
 
     @Test
     void newsKnownAlreadyIsAnsweredWithoutTakingThePaymentsLock() throws Exception {
-        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-webhook-known");
+        OrderSaga saga = sagas.saga("payment-webhook-known");
         Payment payment = chargeInFlight(saga);
         String chargeId = "ch_known_" + UUID.randomUUID();
         postWebhook(webhook("charge.succeeded", chargeId, payment.id().toString(), saga.orderId())).statusCode(204);
@@ -145,7 +130,7 @@ class ProviderWebhookResourceTest {
 
     @Test
     void theChargeAWebhookIsAboutIsReadAsCommittedOutsideAnyTransaction() {
-        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-webhook-committed");
+        OrderSaga saga = sagas.saga("payment-webhook-committed");
         Payment payment = chargeInFlight(saga);
 
         // a change the caller's transaction made and has not committed: a read in that transaction would see it
@@ -166,7 +151,7 @@ class ProviderWebhookResourceTest {
 
     @Test
     void lateSettlementOfADeclinedPaymentIsReportedAndRefundedAtOnce() {
-        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-late-settlement");
+        OrderSaga saga = sagas.saga("payment-late-settlement");
         saga.publish(orderCreated("tok_declined"));
         saga.publish(stockReserved());
         await().atMost(PATIENCE).until(() -> saga.publishedTypes().contains("PaymentFailed"));
@@ -220,7 +205,7 @@ class ProviderWebhookResourceTest {
 
     @Test
     void aWebhookTheProviderDidNotSignChangesNothing() throws Exception {
-        OrderSaga saga = new OrderSaga(producer, paymentEvents, "payment-webhook-unsigned");
+        OrderSaga saga = sagas.saga("payment-webhook-unsigned");
         Payment payment = chargeInFlight(saga);
         byte[] body = JSON.writeValueAsBytes(webhook("charge.succeeded", "ch_forged", payment.id().toString(), saga.orderId()));
         long now = Instant.now().getEpochSecond();

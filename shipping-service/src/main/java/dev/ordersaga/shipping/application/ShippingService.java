@@ -20,6 +20,7 @@ import dev.ordersaga.shipping.domain.ShipmentStatus;
 import dev.ordersaga.shipping.persistence.ShipmentRepository;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
@@ -51,6 +52,7 @@ import java.util.function.Function;
  * ({@link ShipmentRepository#ORDER_LOCK_SPACE}).
  */
 @ApplicationScoped
+@Startup // its counters exist from the start, at zero, for the alert rules
 public class ShippingService {
 
     private static final Logger LOG = Logger.getLogger(ShippingService.class);
@@ -93,11 +95,15 @@ public class ShippingService {
     Duration lease;
 
     private Counter compensationFailures;
+    private Counter shipmentsHeld;
 
     @PostConstruct
     void registerMeters() {
         // registered up front, so that the alert rule sees a zero rather than no series
         compensationFailures = meters.counter("saga.compensation.failures", "step", "shipment-cancel");
+        shipmentsHeld = Counter.builder("saga.shipping.shipments.held")
+                .description("Shipments held for an operator: the carrier stayed unavailable through every attempt")
+                .register(meters);
     }
 
     // ---- facts from other services
@@ -299,9 +305,13 @@ public class ShippingService {
                 case REQUESTED -> LOG.warnf("Carrier unavailable for shipment %s of order %s (attempt %d of %d): %s; "
                                 + "next attempt at %s", shipmentId, shipment.orderId(), shipment.attempts(), maxAttempts,
                         reason, shipment.nextAttemptAt());
-                case ON_HOLD -> LOG.warnf("Shipment %s of order %s ON HOLD after %d attempts (%s): waiting for an "
-                        + "operator; nothing is refunded or cancelled", shipmentId, shipment.orderId(),
-                        shipment.attempts(), reason);
+                case ON_HOLD -> {
+                    // the order now waits for a person (DESIGN: no automatic refund), who must hear of it
+                    shipmentsHeld.increment();
+                    LOG.errorf("ALERT shipment held for an operator: shipment %s of order %s ON HOLD after %d attempts "
+                            + "(%s); nothing is refunded or cancelled: retry-shipping or cancel", shipmentId,
+                            shipment.orderId(), shipment.attempts(), reason);
+                }
                 default -> LOG.infof("Carrier unavailable for shipment %s of order %s (%s); the order is cancelled: "
                         + "no further attempt, shipment %s", shipmentId, shipment.orderId(), reason, shipment.status());
             }

@@ -23,9 +23,8 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -59,7 +58,8 @@ class ShipmentChangeTest {
     /** The fields Hibernate's bytecode enhancement adds to an entity: its own bookkeeping, not the shipment's. */
     private static final String ENHANCEMENT = ".*\\$\\$_hibernate_.*";
 
-    private static ShippingEventsProbe published;
+    @RegisterExtension
+    static final ShippingEventsProbe published = new ShippingEventsProbe();
 
     @Inject
     ShippingService shipping;
@@ -78,16 +78,6 @@ class ShipmentChangeTest {
 
     @Inject
     DataSource dataSource;
-
-    @BeforeAll
-    static void watchTopic() {
-        published = new ShippingEventsProbe();
-    }
-
-    @AfterAll
-    static void stopWatching() {
-        published.close();
-    }
 
     @Test
     void aCarrierOutcomeIsStoredWithItsEventAndBumpsTheVersion() throws SQLException {

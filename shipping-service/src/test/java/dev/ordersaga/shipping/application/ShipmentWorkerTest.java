@@ -25,10 +25,8 @@ import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -65,8 +63,14 @@ class ShipmentWorkerTest {
     private static final CarrierClient.Destination ADA = new CarrierClient.Destination("Ada Lovelace",
             "12 St James Square", null, "London", "SW1Y 4JH", "GB");
 
-    private static SagaEvents events;
-    private static ShippingEventsProbe published;
+    @RegisterExtension
+    static final SagaEvents events = new SagaEvents();
+
+    @RegisterExtension
+    static final ShippingEventsProbe published = new ShippingEventsProbe();
+
+    @RegisterExtension
+    static final CarrierSandboxApi carrier = CarrierSandboxApi.ofTheApplication();
 
     @Inject
     ShippingService shipping;
@@ -92,29 +96,8 @@ class ShipmentWorkerTest {
     @Inject
     MeterRegistry meters;
 
-    @ConfigProperty(name = "shipping.carrier.url")
-    String carrierUrl;
-
     @ConfigProperty(name = "shipping.retry.max-attempts")
     int maxAttempts;
-
-    @BeforeAll
-    static void connect() {
-        events = new SagaEvents();
-        published = new ShippingEventsProbe();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        published.close();
-        events.close();
-    }
-
-    @AfterEach
-    void carrierBackToNormal() {
-        carrier().outage(0);
-        carrier().slow(0);
-    }
 
     /**
      * A row as a previous process left it when it stopped: three failed attempts, the fourth due in a few seconds.
@@ -129,7 +112,7 @@ class ShipmentWorkerTest {
         UUID paymentEventId = UUID.randomUUID();
         Instant nextAttempt = Instant.now().plusSeconds(3).truncatedTo(ChronoUnit.MICROS); // as PostgreSQL keeps it
         insertRequestedShipment(orderId, correlationId, paymentEventId, 3, nextAttempt);
-        carrier().outage(50);
+        carrier.outage(50);
 
         await().during(Duration.ofMillis(1500)).atMost(Duration.ofMillis(2500))
                 .until(() -> row(orderId).attempts() == 3 && Instant.now().isBefore(nextAttempt));
@@ -152,7 +135,7 @@ class ShipmentWorkerTest {
         assertThat(held.status()).isEqualTo(ShipmentStatus.ON_HOLD);
         assertThat(held.attempts()).isEqualTo(5);
         assertThat(held.nextAttemptAt()).isNull();
-        assertThat(carrier().shipmentsOf(orderId)).isEmpty();
+        assertThat(carrier.shipmentsOf(orderId)).isEmpty();
     }
 
     /**
@@ -185,13 +168,7 @@ class ShipmentWorkerTest {
         assertThat(cancelled.causationId()).isEqualTo(cancelling.eventId());
         assertThat(published.typesOf(orderId)).containsExactly("ShipmentCreated", "ShipmentCancelled");
         String carrierId = published.of(orderId, ShipmentCreated.class).get(0).payload().carrierShipmentId();
-        assertThat(carrier().shipmentsOf(orderId)).singleElement().satisfies(s -> {
-            assertThat(s.shipmentId()).isEqualTo(carrierId);
-            assertThat(s.status()).isEqualTo("cancelled");
-        });
-        Shipment done = row(orderId);
-        assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
-        assertThat(done.carrierShipmentId()).isEqualTo(carrierId);
+        assertCancelledAtTheCarrierAndInTheRow(orderId, carrierId);
     }
 
     /**
@@ -215,7 +192,7 @@ class ShipmentWorkerTest {
 
         assertThat(cancelled.causationId()).isEqualTo(cancelling.eventId());
         assertThat(published.typesOf(orderId)).containsExactly("ShipmentCancelled");
-        assertThat(carrier().shipmentsOf(orderId)).isEmpty();
+        assertThat(carrier.shipmentsOf(orderId)).isEmpty();
         Shipment done = row(orderId);
         assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
         assertThat(done.carrierShipmentId()).isNull();
@@ -269,7 +246,7 @@ class ShipmentWorkerTest {
         EventEnvelope<ShipmentCreated> created = published.await(orderId, ShipmentCreated.class, WAIT);
 
         assertThat(created.payload().carrierShipmentId()).isEqualTo(carrierId);
-        assertThat(carrier().shipmentsOf(orderId)).hasSize(1);
+        assertThat(carrier.shipmentsOf(orderId)).hasSize(1);
         Shipment shipment = row(orderId);
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
         assertThat(shipment.isCreationUncertain()).as("the lost answer is remembered").isTrue();
@@ -305,13 +282,7 @@ class ShipmentWorkerTest {
         assertThat(published.typesOf(orderId)).containsExactly("ShipmentCancelled", "ShipmentCreated", "ShipmentCancelled");
         assertThat(published.of(orderId, ShipmentCancelled.class))
                 .allSatisfy(cancelled -> assertThat(cancelled.causationId()).isEqualTo(cancelling.eventId()));
-        assertThat(carrier().shipmentsOf(orderId)).singleElement().satisfies(s -> {
-            assertThat(s.shipmentId()).isEqualTo(carrierId);
-            assertThat(s.status()).isEqualTo("cancelled");
-        });
-        Shipment done = row(orderId);
-        assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
-        assertThat(done.carrierShipmentId()).isEqualTo(carrierId);
+        assertCancelledAtTheCarrierAndInTheRow(orderId, carrierId);
     }
 
     /**
@@ -336,7 +307,7 @@ class ShipmentWorkerTest {
         await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
                 .until(() -> published.of(orderId, ShipmentCancelled.class).size() == 2);
         assertThat(published.typesOf(orderId)).containsExactly("ShipmentCancelled", "ShipmentCreated", "ShipmentCancelled");
-        assertThat(carrier().shipmentsOf(orderId)).singleElement().satisfies(s -> {
+        assertThat(carrier.shipmentsOf(orderId)).singleElement().satisfies(s -> {
             assertThat(s.shipmentId()).isEqualTo(carrierId);
             assertThat(s.status()).isEqualTo("cancelled");
         });
@@ -372,9 +343,20 @@ class ShipmentWorkerTest {
         Shipment shipment = row(orderId);
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
         assertThat(shipment.carrierShipmentId()).isEqualTo(carrierId);
-        assertThat(carrier().shipmentsOf(orderId)).singleElement()
+        assertThat(carrier.shipmentsOf(orderId)).singleElement()
                 .satisfies(s -> assertThat(s.status()).isNotEqualTo("cancelled"));
         assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
+    }
+
+    /** The order's one shipment at the carrier is {@code carrierId}, cancelled there, and the row knows it. */
+    private void assertCancelledAtTheCarrierAndInTheRow(UUID orderId, String carrierId) {
+        assertThat(carrier.shipmentsOf(orderId)).singleElement().satisfies(s -> {
+            assertThat(s.shipmentId()).isEqualTo(carrierId);
+            assertThat(s.status()).isEqualTo("cancelled");
+        });
+        Shipment done = row(orderId);
+        assertThat(done.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(done.carrierShipmentId()).isEqualTo(carrierId);
     }
 
     /**
@@ -424,7 +406,7 @@ class ShipmentWorkerTest {
                 assertThat(created.isCreationUncertain()).isFalse();
                 assertThat(created.claimedUntil()).as("round %d", round).isNull();
                 assertThat(created.nextAttemptAt()).as("round %d", round).isNull();
-                assertThat(carrier().shipmentsOf(orderId)).singleElement()
+                assertThat(carrier.shipmentsOf(orderId)).singleElement()
                         .satisfies(s -> assertThat(s.createCalls()).as("one create call").isEqualTo(1));
                 UUID marker = published.mark(outbox, orderId, "shipping-test-" + orderId, WAIT);
                 assertThat(published.typesBefore(orderId, marker)).containsExactly("ShipmentCreated");
@@ -492,10 +474,6 @@ class ShipmentWorkerTest {
                     OptionalInt.of(ShipmentRepository.ORDER_LOCK_SPACE)));
         }
         return cancelling;
-    }
-
-    private CarrierSandboxApi carrier() {
-        return new CarrierSandboxApi(carrierUrl);
     }
 
     private Shipment row(UUID orderId) {

@@ -24,9 +24,8 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
@@ -54,7 +53,8 @@ class SagaEventsConsumerTest {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
 
-    private static ShippingEventsProbe published;
+    @RegisterExtension
+    static final ShippingEventsProbe published = new ShippingEventsProbe();
 
     @Inject
     IncomingEvents incoming;
@@ -73,16 +73,6 @@ class SagaEventsConsumerTest {
 
     @ConfigProperty(name = "shipping.carrier.url")
     String carrierUrl;
-
-    @BeforeAll
-    static void watchTopic() {
-        published = new ShippingEventsProbe();
-    }
-
-    @AfterAll
-    static void stopWatching() {
-        published.close();
-    }
 
     /**
      * Every handler, each event delivered twice. The events are chosen so that no carrier work ever comes due: nothing

@@ -14,17 +14,17 @@ import dev.ordersaga.shipping.testing.CarrierWorkload;
 import dev.ordersaga.shipping.testing.SagaEvents;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
 import dev.ordersaga.testing.Inboxes;
+import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -53,8 +53,14 @@ class ShipmentOnHoldTest {
         }
     }
 
-    private static SagaEvents events;
-    private static ShippingEventsProbe published;
+    @RegisterExtension
+    static final SagaEvents events = new SagaEvents();
+
+    @RegisterExtension
+    static final ShippingEventsProbe published = new ShippingEventsProbe();
+
+    @RegisterExtension
+    static final CarrierSandboxApi carrier = CarrierSandboxApi.ofTheApplication();
 
     @Inject
     ShippingService shipping;
@@ -65,35 +71,27 @@ class ShipmentOnHoldTest {
     @Inject
     OutboxWriter outbox;
 
-    @ConfigProperty(name = "shipping.carrier.url")
-    String carrierUrl;
-
-    @BeforeAll
-    static void connect() {
-        events = new SagaEvents();
-        published = new ShippingEventsProbe();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        published.close();
-        events.close();
-    }
-
-    @AfterEach
-    void carrierBackToNormal() {
-        carrier().outage(0);
-    }
+    @Inject
+    MeterRegistry meters;
 
     @Test
     void outageBeyondTheRetriesPutsTheShipmentOnHoldAndAnOperatorRetryCreatesIt() {
         CarrierWorkload.awaitIdle(dataSource);
-        carrier().outage(10);
+        carrier.outage(10);
         SagaEvents.Saga saga = events.saga();
-        saga.send(orderCreated());
-        saga.send(paymentSucceeded());
+        double heldBefore = shipmentsHeld();
+        EventEnvelope<ShipmentOnHold> onHold;
+        try (LogCapture log = LogCapture.of(ShippingService.class)) {
+            saga.send(orderCreated());
+            saga.send(paymentSucceeded());
 
-        EventEnvelope<ShipmentOnHold> onHold = published.await(saga.orderId(), ShipmentOnHold.class, WAIT);
+            onHold = published.await(saga.orderId(), ShipmentOnHold.class, WAIT);
+            // the order now waits for a person, who must hear of it
+            assertThat(log.containing("ALERT shipment held for an operator")
+                    .stream().filter(line -> line.message().contains(saga.orderId().toString())))
+                    .singleElement().satisfies(line -> assertThat(line.level()).isEqualTo(org.jboss.logmanager.Level.ERROR));
+        }
+        assertThat(shipmentsHeld()).isEqualTo(heldBefore + 1);
 
         assertThat(onHold.payload().attempts()).isEqualTo(3);
         assertThat(onHold.payload().reason()).isEqualTo("carrier unavailable after 3 attempts");
@@ -110,9 +108,9 @@ class ShipmentOnHoldTest {
             assertThat(still.status()).isEqualTo(ShipmentStatus.ON_HOLD);
             assertThat(still.attempts()).isEqualTo(3);
         });
-        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+        assertThat(carrier.shipmentsOf(saga.orderId())).isEmpty();
 
-        carrier().outage(0);
+        carrier.outage(0);
         EventEnvelope<ShipmentRetryRequested> retry = saga.send(retryRequested());
 
         EventEnvelope<ShipmentCreated> created = published.await(saga.orderId(), ShipmentCreated.class, WAIT);
@@ -120,7 +118,7 @@ class ShipmentOnHoldTest {
         Shipment shipment = row(saga.orderId());
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
         assertThat(shipment.attempts()).as("reset by the retry").isZero();
-        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+        assertThat(carrier.shipmentsOf(saga.orderId())).singleElement()
                 .satisfies(s -> assertThat(s.shipmentId()).isEqualTo(created.payload().carrierShipmentId()));
         assertThat(published.typesOf(saga.orderId())).as("the marker between")
                 .containsExactly("ShipmentOnHold", "ShipmentFailed", "ShipmentCreated");
@@ -143,23 +141,26 @@ class ShipmentOnHoldTest {
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
         assertThat(shipment.nextAttemptAt()).isNull();
         assertThat(shipment.claimedUntil()).isNull();
-        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+        assertThat(carrier.shipmentsOf(saga.orderId())).singleElement()
                 .satisfies(s -> assertThat(s.createCalls()).isEqualTo(1));
         UUID marker = published.mark(outbox, saga.orderId(), saga.correlationId(), WAIT);
         assertThat(published.typesBefore(saga.orderId(), marker)).containsExactly("ShipmentCreated");
 
         UUID unknown = unknownOrder.orderId();
         assertThat(shipping.find(unknown)).as("a retry opens no shipment").isEmpty();
-        assertThat(carrier().shipmentsOf(unknown)).isEmpty();
+        assertThat(carrier.shipmentsOf(unknown)).isEmpty();
         UUID unknownMarker = published.mark(outbox, unknown, "marker-" + unknown, WAIT);
         assertThat(published.typesBefore(unknown, unknownMarker)).isEmpty();
     }
 
-    private CarrierSandboxApi carrier() {
-        return new CarrierSandboxApi(carrierUrl);
-    }
-
     private Shipment row(UUID orderId) {
         return shipping.find(orderId).orElseThrow();
+    }
+
+    /** Registered at startup: there from the first scrape, at zero. */
+    private double shipmentsHeld() {
+        Counter counter = meters.find("saga.shipping.shipments.held").counter();
+        assertThat(counter).as("registered at startup").isNotNull();
+        return counter.count();
     }
 }

@@ -22,11 +22,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -52,8 +49,14 @@ class ShippingSagaTest {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
 
-    private static SagaEvents events;
-    private static ShippingEventsProbe published;
+    @RegisterExtension
+    static final SagaEvents events = new SagaEvents();
+
+    @RegisterExtension
+    static final ShippingEventsProbe published = new ShippingEventsProbe();
+
+    @RegisterExtension
+    static final CarrierSandboxApi carrier = CarrierSandboxApi.ofTheApplication();
 
     @Inject
     ShippingService shipping;
@@ -66,27 +69,6 @@ class ShippingSagaTest {
 
     @Inject
     OutboxWriter outbox;
-
-    @ConfigProperty(name = "shipping.carrier.url")
-    String carrierUrl;
-
-    @BeforeAll
-    static void connect() {
-        events = new SagaEvents();
-        published = new ShippingEventsProbe();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        published.close();
-        events.close();
-    }
-
-    @AfterEach
-    void carrierBackToNormal() {
-        carrier().outage(0);
-        carrier().slow(0);
-    }
 
     @Test
     void paidOrderIsShippedAtTheCarrier() {
@@ -103,7 +85,7 @@ class ShippingSagaTest {
             assertThat(created.payload()).isEqualTo(new ShipmentCreated(shipment.id().toString(), shipment.carrierShipmentId()));
             assertThat(created.correlationId()).isEqualTo(saga.correlationId());
             assertThat(created.causationId()).as("the event that started the step").isEqualTo(paid.eventId());
-            assertThat(carrier().shipmentsOf(saga.orderId())).singleElement().satisfies(s -> {
+            assertThat(carrier.shipmentsOf(saga.orderId())).singleElement().satisfies(s -> {
                 assertThat(s.shipmentId()).isEqualTo(shipment.carrierShipmentId());
                 assertThat(s.idempotencyKey()).isEqualTo(shipment.id().toString());
                 assertThat(s.status()).isEqualTo("created");
@@ -141,14 +123,14 @@ class ShippingSagaTest {
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.REJECTED);
         assertThat(shipment.lastError()).isEqualTo("address undeliverable");
         assertThat(shipment.nextAttemptAt()).as("a rejection is final: no retry").isNull();
-        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+        assertThat(carrier.shipmentsOf(saga.orderId())).isEmpty();
         assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentFailed");
     }
 
     @Test
     void carrierOutageIsRetriedWithBackoffUntilTheShipmentIsCreated() {
         CarrierWorkload.awaitIdle(dataSource);
-        carrier().outage(2);
+        carrier.outage(2);
         SagaEvents.Saga saga = events.saga();
         saga.send(orderCreated());
         saga.send(paymentSucceeded());
@@ -160,7 +142,7 @@ class ShippingSagaTest {
         assertThat(shipment.attempts()).as("failed attempts recorded").isEqualTo(2);
         assertThat(shipment.lastError()).contains("503");
         assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCreated");
-        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+        assertThat(carrier.shipmentsOf(saga.orderId())).singleElement()
                 .satisfies(s -> assertThat(s.status()).isEqualTo("created"));
     }
 
@@ -176,7 +158,7 @@ class ShippingSagaTest {
 
         assertThat(cancelled.causationId()).as("answers the OrderCancelling").isEqualTo(cancelling.eventId());
         assertThat(cancelled.correlationId()).isEqualTo(saga.correlationId());
-        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+        assertThat(carrier.shipmentsOf(saga.orderId())).singleElement()
                 .satisfies(s -> assertThat(s.status()).isEqualTo("cancelled"));
         assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CANCELLED);
         assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCreated", "ShipmentCancelled");
@@ -198,7 +180,7 @@ class ShippingSagaTest {
         // nothing now does not mean nothing later: the worker calls the carrier only for a row that owes a call
         assertThat(shipment.nextAttemptAt()).as("no call scheduled").isNull();
         assertThat(shipment.claimedUntil()).as("no call under way").isNull();
-        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+        assertThat(carrier.shipmentsOf(saga.orderId())).isEmpty();
         UUID marker = published.mark(outbox, saga.orderId(), saga.correlationId(), WAIT);
         assertThat(published.typesBefore(saga.orderId(), marker)).containsExactly("ShipmentCancelled");
     }
@@ -220,12 +202,12 @@ class ShippingSagaTest {
         Shipment shipment = row(saga.orderId());
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.PENDING);
         assertThat(shipment.isPaid()).isFalse();
-        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+        assertThat(carrier.shipmentsOf(saga.orderId())).isEmpty();
 
         saga.send(orderCancelling());
         published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
         assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CANCELLED);
-        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+        assertThat(carrier.shipmentsOf(saga.orderId())).isEmpty();
         assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCancelled");
     }
 
@@ -250,7 +232,7 @@ class ShippingSagaTest {
         assertThat(shipment.nextAttemptAt()).as("no call scheduled").isNull();
         assertThat(shipment.claimedUntil()).as("no call under way").isNull();
         assertThat(shipment.attempts()).isZero();
-        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+        assertThat(carrier.shipmentsOf(saga.orderId())).singleElement()
                 .satisfies(s -> assertThat(s.createCalls()).as("one create call").isEqualTo(1));
         UUID marker = published.mark(outbox, saga.orderId(), saga.correlationId(), WAIT);
         assertThat(published.typesBefore(saga.orderId(), marker)).containsExactly("ShipmentCreated");
@@ -262,12 +244,12 @@ class ShippingSagaTest {
         saga.send(paymentSucceeded());
         await().atMost(WAIT).until(() -> shipping.find(saga.orderId()).map(Shipment::isPaid).orElse(false));
         assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.PENDING);
-        assertThat(carrier().shipmentsOf(saga.orderId())).isEmpty();
+        assertThat(carrier.shipmentsOf(saga.orderId())).isEmpty();
 
         saga.send(orderCreated());
 
         published.await(saga.orderId(), ShipmentCreated.class, WAIT);
-        assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+        assertThat(carrier.shipmentsOf(saga.orderId())).singleElement()
                 .satisfies(s -> assertThat(s.createCalls()).isEqualTo(1));
     }
 
@@ -280,7 +262,7 @@ class ShippingSagaTest {
         double failuresBefore = compensationFailures();
 
         try (LogCapture logs = LogCapture.of(ShippingService.class.getName())) {
-            carrier().slow(2600); // longer than the client's timeout: every cancel call fails
+            carrier.slow(2600); // longer than the client's timeout: every cancel call fails
             saga.send(orderCancelling());
 
             await().atMost(WAIT).until(() -> alerts(logs, saga.orderId()).size() >= 2);
@@ -294,11 +276,11 @@ class ShippingSagaTest {
             assertThat(cancelling.cancelAttempts()).isGreaterThanOrEqualTo(2);
             assertThat(published.of(saga.orderId(), ShipmentCancelled.class)).as("not answered while failing").isEmpty();
 
-            carrier().slow(0);
+            carrier.slow(0);
 
             published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
             assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CANCELLED);
-            assertThat(carrier().shipmentsOf(saga.orderId())).singleElement()
+            assertThat(carrier.shipmentsOf(saga.orderId())).singleElement()
                     .satisfies(s -> assertThat(s.status()).isEqualTo("cancelled"));
         }
     }
@@ -318,10 +300,6 @@ class ShippingSagaTest {
     private double compensationFailures() {
         var counter = meters.find("saga.compensation.failures").tag("step", "shipment-cancel").counter();
         return counter == null ? 0 : counter.count();
-    }
-
-    private CarrierSandboxApi carrier() {
-        return new CarrierSandboxApi(carrierUrl);
     }
 
     private Shipment row(UUID orderId) {

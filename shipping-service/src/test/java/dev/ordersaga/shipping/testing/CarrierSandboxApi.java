@@ -2,6 +2,9 @@ package dev.ordersaga.shipping.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.eclipse.microprofile.config.ConfigProvider;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
 import java.net.URI;
@@ -14,15 +17,34 @@ import java.util.List;
 import java.util.UUID;
 
 /** The sandbox's own controls (outage, slow mode) and its ledger, as a test drives and reads them. */
-public final class CarrierSandboxApi {
+public final class CarrierSandboxApi implements AfterEachCallback {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    private final String baseUrl;
+    /** null for the application's sandbox until a test first drives it */
+    private String baseUrl;
 
     public CarrierSandboxApi(String baseUrl) {
         this.baseUrl = baseUrl;
+    }
+
+    /**
+     * The sandbox the application under test calls ({@link CarrierSandboxResource}), registered with
+     * {@code @RegisterExtension static}. Its outage and slow mode are global: after each test they are put back to
+     * normal, so that a test that failed with them armed does not leave them to the next.
+     */
+    public static CarrierSandboxApi ofTheApplication() {
+        return new CarrierSandboxApi(null);
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        // not read yet: no test of the class has driven the sandbox, there is nothing to put back
+        if (baseUrl != null) {
+            outage(0);
+            slow(0);
+        }
     }
 
     /**
@@ -48,7 +70,7 @@ public final class CarrierSandboxApi {
     public List<LedgerShipment> shipmentsOf(UUID orderId) {
         JsonNode ledger;
         try {
-            ledger = JSON.readTree(send(HttpRequest.newBuilder(URI.create(baseUrl + "/sandbox/ledger")).GET()));
+            ledger = JSON.readTree(send(HttpRequest.newBuilder(URI.create(baseUrl() + "/sandbox/ledger")).GET()));
         } catch (IOException e) {
             throw new IllegalStateException("unreadable ledger", e);
         }
@@ -64,9 +86,17 @@ public final class CarrierSandboxApi {
     }
 
     private void post(String path, String body) {
-        send(HttpRequest.newBuilder(URI.create(baseUrl + path))
+        send(HttpRequest.newBuilder(URI.create(baseUrl() + path))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    private String baseUrl() {
+        if (baseUrl == null) {
+            // read in the test, where the application's config is the current one
+            baseUrl = ConfigProvider.getConfig().getValue("shipping.carrier.url", String.class);
+        }
+        return baseUrl;
     }
 
     private static String send(HttpRequest.Builder request) {

@@ -10,14 +10,32 @@ import dev.ordersaga.events.ShippingAddress;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.Orders;
 import dev.ordersaga.testing.TestSaga;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.math.BigDecimal;
 import java.util.UUID;
 
-/** One saga's events as the other services would publish them: same order id, same correlation id. */
-public final class SagaEvents implements AutoCloseable {
+/**
+ * One saga's events as the other services would publish them: same order id, same correlation id. Registered with
+ * {@code @RegisterExtension static}: the producer is opened before the class's first test and closed after its last.
+ */
+public final class SagaEvents implements BeforeAllCallback, AfterAllCallback {
 
-    private final KafkaTestProducer producer = new KafkaTestProducer();
+    private KafkaTestProducer producer;
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        producer = new KafkaTestProducer();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        if (producer != null) {
+            producer.close();
+        }
+    }
 
     /** A saga of a new order. */
     public Saga saga() {
@@ -75,10 +93,5 @@ public final class SagaEvents implements AutoCloseable {
 
     public static ShipmentRetryRequested retryRequested() {
         return new ShipmentRetryRequested("operator-1");
-    }
-
-    @Override
-    public void close() {
-        producer.close();
     }
 }

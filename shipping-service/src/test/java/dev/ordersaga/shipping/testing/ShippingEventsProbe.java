@@ -9,6 +9,9 @@ import dev.ordersaga.events.ShipmentFailed;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.time.Duration;
 import java.util.List;
@@ -16,10 +19,26 @@ import java.util.UUID;
 
 import static org.awaitility.Awaitility.await;
 
-/** What shipping-service published on shipping.events, per order. */
-public final class ShippingEventsProbe implements AutoCloseable {
+/**
+ * What shipping-service published on shipping.events, per order. Registered with {@code @RegisterExtension static}: the
+ * class's own probe, taken from the class's start (what an earlier class left on the topic is not seen, what the class's
+ * tests cause is, however early) and closed after its last test.
+ */
+public final class ShippingEventsProbe implements BeforeAllCallback, AfterAllCallback {
 
-    private final KafkaTopicProbe probe = KafkaTopicProbe.fromNow(Topics.SHIPPING_EVENTS);
+    private KafkaTopicProbe probe;
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        probe = KafkaTopicProbe.fromNow(Topics.SHIPPING_EVENTS);
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        if (probe != null) {
+            probe.close();
+        }
+    }
 
     public List<EventEnvelope<SagaEvent>> of(UUID orderId) {
         return probe.matching(r -> orderId.toString().equals(r.key())).stream()
@@ -68,10 +87,5 @@ public final class ShippingEventsProbe implements AutoCloseable {
     /** The types, in the order they were published. */
     public List<String> typesOf(UUID orderId) {
         return of(orderId).stream().map(EventEnvelope::type).toList();
-    }
-
-    @Override
-    public void close() {
-        probe.close();
     }
 }
