@@ -268,7 +268,7 @@ public class DeadLetters {
         return new KafkaConsumer<>(KafkaClients.readerConfig(kafkaBroker, serviceName + "-dead-letter-reader"));
     }
 
-    private static String header(ConsumerRecord<String, String> record, String name) {
+    static String header(ConsumerRecord<String, String> record, String name) {
         Header header = record.headers().lastHeader(name);
         // Kafka allows a header without a value; a parked message keeps the headers it came with
         return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);

@@ -95,19 +95,16 @@ public class IncomingEvents {
             } catch (RuntimeException e) {
                 RuntimeException failure = e;
                 Throwable permanent = permanentCause(e);
-                Throwable unseen = causeMatching(e, NotVisibleYetException.class::isInstance);
-                if (permanent != null) {
-                    LOG.errorf("Parking a message of %s (partition %d, offset %d) on %s: %s", record.topic(),
-                            record.partition(), record.offset(), deadLetters.topic(), permanent.getMessage());
-                } else if (unseen != null && attempt >= notVisibleAttempts && !stopping) {
-                    LOG.errorf("Parking a message of %s (partition %d, offset %d) on %s after %d attempts: %s",
-                            record.topic(), record.partition(), record.offset(), deadLetters.topic(), attempt,
-                            unseen.getMessage());
-                    permanent = unseen;
+                String after = "";
+                if (permanent == null && attempt >= notVisibleAttempts && !stopping) {
+                    permanent = causeMatching(e, NotVisibleYetException.class::isInstance);
+                    after = " after " + attempt + " attempts";
                 }
                 if (permanent != null) {
                     try {
                         deadLetters.park(record, permanent);
+                        LOG.errorf("ALERT message parked: %s on %s%s: %s", where(record), deadLetters.topic(), after,
+                                permanent.getMessage());
                         return;
                     } catch (RuntimeException notParked) {
                         // Kafka away: a passing failure like any other, not one that stops the channel for good. The
@@ -120,13 +117,13 @@ public class IncomingEvents {
                     throw failure;
                 }
                 if (attempt >= maxAttempts) {
-                    LOG.errorf(failure, "ALERT consumer of %s gave up after %d attempts; the channel stops and the message "
-                            + "comes again after a restart", record.topic(), attempt);
+                    LOG.errorf(failure, "ALERT consumer of %s gave up after %d attempts on %s; the channel stops and the "
+                            + "message comes again after a restart", record.topic(), attempt, where(record));
                     throw failure;
                 }
                 meters.counter("saga.consumer.retries", "topic", record.topic()).increment();
                 Duration delay = backoff.delayAfter(attempt);
-                LOG.warnf("Attempt %d on a message of %s failed (%s); retrying in %d ms", attempt, record.topic(), failure,
+                LOG.warnf("Attempt %d on %s failed (%s); retrying in %d ms", attempt, where(record), failure,
                         delay.toMillis());
                 try {
                     Thread.sleep(delay.toMillis());
@@ -175,6 +172,13 @@ public class IncomingEvents {
             LOG.infof("A batch of %d messages was rolled back (%s); applying them one by one", batch.size(), e.toString());
         }
         batch.forEach(record -> process(record, handlers));
+    }
+
+    /** What a person needs to find a message again: on the topic, in the order's timeline, in the inbox. */
+    private static String where(ConsumerRecord<String, String> record) {
+        String eventId = DeadLetters.header(record, EventHeaders.EVENT_ID);
+        return String.format("a message of %s (partition %d, offset %d, order %s, event %s)", record.topic(),
+                record.partition(), record.offset(), record.key(), eventId == null ? "unknown" : eventId);
     }
 
     /**

@@ -76,6 +76,10 @@ class ParkWhileKafkaIsAwayTest {
             assertThat(dlq.matching(r -> key.equals(r.key()))).as("parked once").hasSize(1);
             assertThat(log.containing("(eventing.dead-letters.fault.failed-parks)"))
                     .as("the two parks Kafka did not take, each a retried attempt").hasSize(2);
+            assertThat(log.containing("ALERT message parked: a message of " + Topics.ORDER_EVENTS).stream()
+                    .filter(line -> line.message().contains("order " + key)))
+                    .as("once, for the park Kafka took").singleElement()
+                    .satisfies(line -> assertThat(line.message()).contains("on " + Topics.INVENTORY_DLQ));
         }
     }
 
