@@ -98,10 +98,11 @@ await_ready carrier-sandbox http://127.0.0.1:9102/sandbox/ledger "${PIDS[1]}"
 echo "started the sandboxes: payment provider on 127.0.0.1:9101, carrier on 127.0.0.1:9102"
 # On the loopback, as PostgreSQL, Kafka and the sandboxes are: the local run is for this machine, and a packaged
 # Quarkus listens on every interface. A packaged service has no operator password unless it is given one
-# (common-events' configuration); this run's is OPERATOR_PASSWORD if set, else "operator".
+# (common-events' configuration); this run's is OPERATOR_PASSWORD if set, else "operator". Nor has it a database
+# password: the local stack's role of each service has its own name as password (deploy/stack/postgres.sh).
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
-  OPERATOR_PASSWORD="${OPERATOR_PASSWORD:-operator}" java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
+  DB_PASSWORD="${name%-service}_svc" OPERATOR_PASSWORD="${OPERATOR_PASSWORD:-operator}" java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
     -jar "$name/target/quarkus-app/quarkus-run.jar" > "$RUN_DIR/$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name")
   echo "started $name (pid $!) on 127.0.0.1:$port, log: .stack/run/$name.log"
@@ -115,7 +116,8 @@ cat <<'EOT'
 
 order-saga is running.
   Stock a SKU:
-    curl -s -X PUT http://127.0.0.1:8082/stock/SKU-MUG -H 'Content-Type: application/json' -d '{"quantity": 100}'
+    curl -s -u "operator:${OPERATOR_PASSWORD:-operator}" -X PUT http://127.0.0.1:8082/stock/SKU-MUG \
+      -H 'Content-Type: application/json' -d '{"quantity": 100}'
   Place an order:
     curl -si -X POST http://127.0.0.1:8081/orders -H 'Content-Type: application/json' \
       -H 'X-Correlation-Id: my-first-order' -d '{"customerId": "cust-1",

@@ -180,6 +180,9 @@ ensure_roles_and_databases() {
     sql+="\\gexec"$'\n'
     # Owning the database lets the service create its schema (Flyway) and its publication.
     sql+="ALTER DATABASE $db OWNER TO $role;"$'\n'
+    # Only its owner (and the superuser) may connect: PostgreSQL lets every role connect to every database, and a role
+    # with REPLICATION could decode another service's database through a slot of its own, whatever its tables' grants.
+    sql+="REVOKE CONNECT, TEMPORARY ON DATABASE $db FROM PUBLIC;"$'\n'
   done
   printf '%s' "$sql" | psql_admin -d postgres
 }

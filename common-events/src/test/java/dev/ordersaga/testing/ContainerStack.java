@@ -49,6 +49,8 @@ final class ContainerStack {
             for (String service : SERVICES) {
                 st.execute("CREATE ROLE " + service + "_svc WITH LOGIN REPLICATION PASSWORD '" + service + "_svc'");
                 st.execute("CREATE DATABASE " + service + "_db OWNER " + service + "_svc");
+                // as deploy/stack/postgres.sh: a service's role reaches its own database only
+                st.execute("REVOKE CONNECT, TEMPORARY ON DATABASE " + service + "_db FROM PUBLIC");
             }
         } catch (Exception e) {
             throw new IllegalStateException("could not prepare the PostgreSQL container", e);

@@ -324,7 +324,8 @@ final class SagaSystem implements AutoCloseable {
     // --- inventory
 
     void stock(String sku, int quantity) {
-        given().baseUri(balanced(INVENTORY)).contentType(ContentType.JSON).body("{\"quantity\": " + quantity + "}")
+        given().baseUri(balanced(INVENTORY)).auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON)
+                .body("{\"quantity\": " + quantity + "}")
                 .put("/stock/{sku}", sku).then().statusCode(200);
     }
 

@@ -97,6 +97,8 @@ final class ServiceProcess implements AutoCloseable {
                 .redirectOutput(logRedirect(log));
         builder.environment().put("PAYMENT_PROVIDER_WEBHOOK_SECRET", WEBHOOK_SECRET);
         builder.environment().put("OPERATOR_PASSWORD", OPERATOR_PASSWORD);
+        // a packaged service has no default; the local stack's role of each service has its own name as password
+        builder.environment().put("DB_PASSWORD", module.replace("-service", "") + "_svc");
         Process process = builder.start();
         STARTED.add(process);
         return new ServiceProcess(instance, port, log, process);

@@ -3,6 +3,7 @@ package dev.ordersaga.inventory.rest;
 import dev.ordersaga.http.NoControlCharacters;
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.inventory.application.InventoryService;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
@@ -25,9 +26,14 @@ public class StockResource {
     @Inject
     InventoryService inventory;
 
-    /** Sets the available units of a SKU, creating it; reserved and shipped units stay as they are. */
+    /**
+     * Sets the available units of a SKU, creating it; reserved and shipped units stay as they are. An operator's (or
+     * the shop's back office, under that role): every order is reserved against this count, and anyone who could set it
+     * could fail every order, or sell stock there is none of.
+     */
     @PUT
     @Path("/{sku}")
+    @RolesAllowed("operator")
     public StockView set(@PathParam("sku") @NotBlank @Size(max = 64) @NoControlCharacters String sku,
                          @NotNull @Valid SetStockRequest request) {
         return StockView.of(inventory.setAvailable(sku, request.quantity()));

@@ -5,6 +5,7 @@ import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
+import io.restassured.specification.RequestSpecification;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
@@ -28,7 +29,7 @@ class StockResourceTest {
     @Test
     void putCreatesTheSkuAndGetShowsIt() throws Exception {
         String sku = InventoryRows.newSku("put");
-        given().contentType(ContentType.JSON).body("{\"quantity\": 7}")
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 7}")
                 .when().put("/stock/" + sku)
                 .then().statusCode(200)
                 .contentType(ContentType.JSON)
@@ -50,8 +51,8 @@ class StockResourceTest {
     @Test
     void putAgainSetsTheAvailableUnits() throws Exception {
         String sku = InventoryRows.newSku("reput");
-        given().contentType(ContentType.JSON).body("{\"quantity\": 7}").when().put("/stock/" + sku).then().statusCode(200);
-        given().contentType(ContentType.JSON).body("{\"quantity\": 0}")
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 7}").when().put("/stock/" + sku).then().statusCode(200);
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 0}")
                 .when().put("/stock/" + sku)
                 .then().statusCode(200)
                 .body("available", equalTo(0));
@@ -63,7 +64,7 @@ class StockResourceTest {
     @Test
     void negativeQuantityIsRejectedWithProblemDetails() throws Exception {
         String sku = InventoryRows.newSku("negative");
-        given().contentType(ContentType.JSON).body("{\"quantity\": -1}")
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": -1}")
                 .when().put("/stock/" + sku)
                 .then().statusCode(400)
                 .contentType("application/problem+json")
@@ -75,7 +76,7 @@ class StockResourceTest {
 
     @Test
     void missingQuantityIsRejectedWithProblemDetails() {
-        given().contentType(ContentType.JSON).body("{}")
+        asOperator().contentType(ContentType.JSON).body("{}")
                 .when().put("/stock/" + InventoryRows.newSku("missing"))
                 .then().statusCode(400)
                 .contentType("application/problem+json")
@@ -85,19 +86,19 @@ class StockResourceTest {
     @Test
     void malformedOrMissingBodyIsRejectedWithProblemDetails() {
         String sku = InventoryRows.newSku("malformed");
-        given().contentType(ContentType.JSON).body("{\"quantity\": \"many\"}")
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": \"many\"}")
                 .when().put("/stock/" + sku)
                 .then().statusCode(400)
                 .contentType("application/problem+json")
                 .body("title", equalTo("Invalid request"))
                 .body("violations.field", contains("quantity"))
                 .body("status", equalTo(400));
-        given().contentType(ContentType.JSON).body("{\"quantity\": ")
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": ")
                 .when().put("/stock/" + sku)
                 .then().statusCode(400)
                 .contentType("application/problem+json")
                 .body("status", equalTo(400));
-        given().contentType(ContentType.JSON)
+        asOperator().contentType(ContentType.JSON)
                 .when().put("/stock/" + sku)
                 .then().statusCode(400)
                 .contentType("application/problem+json");
@@ -105,7 +106,7 @@ class StockResourceTest {
 
     @Test
     void overlongSkuIsRejectedWithProblemDetails() {
-        given().contentType(ContentType.JSON).body("{\"quantity\": 1}")
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 1}")
                 .when().put("/stock/" + "S".repeat(65))
                 .then().statusCode(400)
                 .contentType("application/problem+json")
@@ -116,7 +117,7 @@ class StockResourceTest {
     @Test
     void aFractionOfAUnitIsRejectedAndNothingIsSet() throws Exception {
         String sku = InventoryRows.newSku("fraction");
-        given().contentType(ContentType.JSON).body("{\"quantity\": 2.9}")
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 2.9}")
                 .when().put("/stock/" + sku)
                 .then().statusCode(400)
                 .contentType("application/problem+json")
@@ -129,7 +130,7 @@ class StockResourceTest {
     @Test
     void aSkuWithAControlCharacterIsRejected() throws Exception {
         for (String sku : List.of(InventoryRows.newSku("nul") + "%00X", InventoryRows.newSku("tab") + "%09X")) {
-            given().urlEncodingEnabled(false).contentType(ContentType.JSON).body("{\"quantity\": 1}")
+            asOperator().urlEncodingEnabled(false).contentType(ContentType.JSON).body("{\"quantity\": 1}")
                     .when().put("/stock/" + sku)
                     .then().statusCode(400)
                     .contentType("application/problem+json")
@@ -141,6 +142,22 @@ class StockResourceTest {
     }
 
     @Test
+    void settingStockWithoutAnOperatorsCredentialsIsRefusedAndSetsNothing() throws Exception {
+        String sku = InventoryRows.newSku("anonymous");
+        given().contentType(ContentType.JSON).body("{\"quantity\": 7}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(401)
+                .contentType("application/problem+json")
+                .body("status", equalTo(401));
+        given().auth().preemptive().basic("operator", "not-the-password").contentType(ContentType.JSON)
+                .body("{\"quantity\": 7}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(401)
+                .contentType("application/problem+json");
+        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing created").isNull();
+    }
+
+    @Test
     void unknownSkuIsNotFound() {
         String sku = InventoryRows.newSku("unknown");
         given().when().get("/stock/" + sku)
@@ -149,5 +166,10 @@ class StockResourceTest {
                 .body("title", equalTo("Stock not found"))
                 .body("status", equalTo(404))
                 .body("detail", containsString(sku));
+    }
+
+    /** The test profile's operator (OPERATOR_PASSWORD falls back to "operator" in tests only). */
+    private static RequestSpecification asOperator() {
+        return given().auth().preemptive().basic("operator", "operator");
     }
 }

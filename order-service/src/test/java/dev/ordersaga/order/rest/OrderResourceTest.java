@@ -320,6 +320,21 @@ class OrderResourceTest {
         assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
     }
 
+    /** Read whole before any check, a body of any size would be the caller's to take memory with. */
+    @Test
+    void aBodyLargerThanAnyOrderIsRefusedAsTooLargeAndNothingIsWritten() throws SQLException {
+        String correlationId = "too-large-" + UUID.randomUUID();
+        String order = Orders.requestJson("SKU-MUG", 1, "10.50", "tok_ok");
+        // a field no order has, which the service would pass over: only the size is wrong
+        String padded = "{\"padding\": \"" + "x".repeat(100_000) + "\", " + order.substring(order.indexOf('{') + 1);
+        given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(padded)
+                .when().post("/orders")
+                .then().statusCode(413)
+                .contentType("application/problem+json")
+                .body("status", equalTo(413));
+        assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
+    }
+
     @Test
     void malformedJsonIsRejectedWithProblemDetails() {
         given().contentType(ContentType.JSON).body("{\"customerId\": ")
