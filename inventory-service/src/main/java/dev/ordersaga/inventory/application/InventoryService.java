@@ -79,7 +79,10 @@ public class InventoryService {
                 outcome.reservation().status(), outcome.event());
     }
 
-    /** OrderCancelling: give back what was reserved, and answer exactly once, also when nothing was reserved. */
+    /**
+     * OrderCancelling: give back what was reserved, once, and answer every OrderCancelling, also when nothing was
+     * reserved.
+     */
     @Transactional
     public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling, InboxClaim claim) {
         UUID orderId = event.orderId();
@@ -96,8 +99,12 @@ public class InventoryService {
         }
         Reservation reservation = found.get().reservation();
         if (reservation.status() == ReservationStatus.RELEASED) {
-            LOG.infof("Order %s cancelling again: reservation %s is released already, nothing to do", orderId,
-                    reservation.reservationId());
+            // A new OrderCancelling for a released order is an operator's re-send: the first answer may have been lost
+            // (say, with a replication slot after a failover), and the order waits in COMPENSATING until it hears one.
+            StockReleased again = reservation.answerAgain();
+            outbox.publish(orderId, again);
+            LOG.infof("Order %s cancelling again (%s): reservation %s is released already, answered again with %s",
+                    orderId, cancelling.reason(), reservation.reservationId(), again.items());
             return;
         }
         // A consumed reservation refuses (IllegalTransitionException): an order is never cancelled once confirmed, so

@@ -161,7 +161,7 @@ public class Reservation {
      */
     public static Outcome cancelledBeforeReserving(UUID orderId, String correlationId) {
         Reservation reservation = new Reservation(orderId, ReservationStatus.RELEASED, List.of(), null, correlationId);
-        return new Outcome(reservation, new StockReleased(reservation.reservationId.toString(), List.of()));
+        return new Outcome(reservation, reservation.releasedAnswer());
     }
 
     private static Outcome failed(UUID orderId, String reason, List<String> skus, String correlationId) {
@@ -184,14 +184,37 @@ public class Reservation {
             case RESERVED -> {
                 items.forEach(item -> stockOf(lockedStock, item.sku()).release(item.quantity()));
                 moveTo(ReservationStatus.RELEASED);
-                return new StockReleased(reservationId.toString(), stockItems());
+                return releasedAnswer();
             }
             case FAILED -> {
+                // a failed reservation holds no items: the answer names nothing released
                 moveTo(ReservationStatus.RELEASED);
-                return new StockReleased(reservationId.toString(), List.of());
+                return releasedAnswer();
             }
             default -> throw new IllegalTransitionException(status, "release");
         }
+    }
+
+    /**
+     * A cancel that comes again (an operator re-sends OrderCancelling for an order whose answer was lost) gets the
+     * answer the release gave: the same reservation id and items, and no stock moves. Only a RELEASED reservation has
+     * one; the state does not change.
+     */
+    public StockReleased answerAgain() {
+        switch (status) {
+            case RELEASED -> {
+                return releasedAnswer();
+            }
+            default -> throw new IllegalTransitionException(status, "answerAgain");
+        }
+    }
+
+    /**
+     * Built in one place for the first answer and every later one, so that they cannot differ: the items kept after a
+     * release are the ones it gave back (none after FAILED, none when cancelled before reserving).
+     */
+    private StockReleased releasedAnswer() {
+        return new StockReleased(reservationId.toString(), stockItems());
     }
 
     /**

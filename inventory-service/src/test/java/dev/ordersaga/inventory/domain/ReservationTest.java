@@ -8,9 +8,11 @@ import dev.ordersaga.events.StockReserved;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.math.BigDecimal;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
@@ -173,6 +175,69 @@ class ReservationTest {
         StockReleased released = (StockReleased) outcome.event();
         assertThat(released.reservationId()).isEqualTo(outcome.reservation().reservationId().toString());
         assertThat(released.items()).isEmpty();
+    }
+
+    /** Answering a cancel again is no transition: only a released reservation has an answer to repeat. */
+    @ParameterizedTest(name = "answerAgain from {0}")
+    @EnumSource(ReservationStatus.class)
+    void answerAgainIsAllowedFromReleasedOnlyAndChangesNothing(ReservationStatus from) {
+        Map<String, Stock> stock = stock("SKU-A", 10, "SKU-B", 10);
+        Reservation reservation = reservationIn(from, stock);
+        String before = counts(stock);
+        Instant updatedAt = reservation.updatedAt();
+
+        if (from == ReservationStatus.RELEASED) {
+            assertThat(reservation.answerAgain().reservationId()).isEqualTo(reservation.reservationId().toString());
+        } else {
+            assertThatThrownBy(reservation::answerAgain)
+                    .isInstanceOfSatisfying(IllegalTransitionException.class, e -> {
+                        assertThat(e.from()).isEqualTo(from);
+                        assertThat(e.transition()).isEqualTo("answerAgain");
+                    });
+        }
+        assertThat(reservation.status()).isEqualTo(from);
+        assertThat(reservation.updatedAt()).isEqualTo(updatedAt);
+        assertThat(counts(stock)).as("answering moves no stock").isEqualTo(before);
+    }
+
+    @Test
+    void answeringAgainRepeatsTheReleaseWithoutGivingTheUnitsBackTwice() {
+        Map<String, Stock> stock = stock("SKU-A", 5, "SKU-B", 5);
+        Reservation reservation = Reservation.reserve(UUID.randomUUID(),
+                List.of(line("SKU-A", 2), line("SKU-B", 1)), stock, "corr-1").reservation();
+        StockReleased first = reservation.release(stock);
+
+        StockReleased again = reservation.answerAgain();
+        StockReleased andAgain = reservation.answerAgain();
+
+        assertThat(again).isEqualTo(first);
+        assertThat(andAgain).isEqualTo(first);
+        assertThat(again.items()).containsExactly(new StockItem("SKU-A", 2), new StockItem("SKU-B", 1));
+        assertThat(counts(stock)).as("released once").isEqualTo("SKU-A=5/0/0 SKU-B=5/0/0");
+    }
+
+    @Test
+    void answeringAgainAfterAFailedReservationReleasesNothingAgain() {
+        Map<String, Stock> stock = stock("SKU-A", 1, "SKU-B", 1);
+        Reservation reservation = Reservation.reserve(UUID.randomUUID(), List.of(line("SKU-A", 2)), stock, "corr-1")
+                .reservation();
+        StockReleased first = reservation.release(stock);
+
+        StockReleased again = reservation.answerAgain();
+
+        assertThat(again).isEqualTo(first);
+        assertThat(again.items()).isEmpty();
+        assertThat(counts(stock)).isEqualTo("SKU-A=1/0/0 SKU-B=1/0/0");
+    }
+
+    @Test
+    void answeringAgainACancelBeforeReservingReleasesNothingAgain() {
+        Reservation.Outcome outcome = Reservation.cancelledBeforeReserving(UUID.randomUUID(), "corr-1");
+
+        StockReleased again = outcome.reservation().answerAgain();
+
+        assertThat(again).isEqualTo(outcome.event());
+        assertThat(again.items()).isEmpty();
     }
 
     @Test

@@ -141,22 +141,74 @@ class OrderEventsReservationTest {
         assertThat(rows.reservationStatus(orderId)).isEqualTo("RELEASED");
     }
 
+    /**
+     * An operator re-sends the cancel as a new event, because the order never heard the first answer: the answer is
+     * given again, as a new event caused by the new cancel, and the stock is not released twice.
+     */
     @Test
-    void cancellingTwiceIsAnsweredOnce() throws Exception {
+    void cancellingAgainIsAnsweredAgainWithTheSameRelease() throws Exception {
         String mug = stocked("mug", 4);
         UUID orderId = UUID.randomUUID();
         send(orderId, orderOf(mug, 3));
-        send(orderId, new OrderCancelling("customer", "customer"));
-        awaitEvent(orderId, "StockReleased");
+        awaitEvent(orderId, "StockReserved");
+        EventEnvelope<OrderCancelling> cancelling = send(orderId, new OrderCancelling("payment declined", "saga"));
+        EventEnvelope<SagaEvent> first = awaitAnswerTo(cancelling, "StockReleased");
+        String stockAfterFirst = rows.stock(mug);
+        assertThat(stockAfterFirst).isEqualTo("4/0/0");
 
-        // the same fact again, as a new event: nothing is left to release and nothing is answered
-        EventEnvelope<OrderCancelling> again = send(orderId, new OrderCancelling("customer", "customer"));
-        await().atMost(TIMEOUT).until(() -> rows.inboxHas(again.eventId()));
+        EventEnvelope<SagaEvent> second;
+        EventEnvelope<OrderCancelling> again;
+        try (LogCapture log = LogCapture.of(InventoryService.class)) {
+            again = send(orderId, new OrderCancelling("payment declined", "operator"));
+            second = awaitAnswerTo(again, "StockReleased");
+            assertThat(log.containing("Order " + orderId + " cancelling again")).singleElement().satisfies(line -> {
+                assertThat(line.level()).isEqualTo(org.jboss.logmanager.Level.INFO);
+                assertThat(line.message()).contains("answered again");
+            });
+        }
 
-        // an answer would have been written with the inbox row, so it is published before a marker written after it
-        assertThat(typesBeforeMarker(orderId)).containsExactly("StockReserved", "StockReleased");
-        assertThat(rows.stock(mug)).isEqualTo("4/0/0");
+        assertThat(second.eventId()).isNotEqualTo(first.eventId());
+        assertThat(second.correlationId()).isEqualTo(again.correlationId());
+        assertThat(second.payload()).as("the answer the release gave").isEqualTo(first.payload());
+        assertThat(((StockReleased) second.payload()).items()).containsExactly(new StockItem(mug, 3));
+        assertThat(rows.stock(mug)).as("released once").isEqualTo(stockAfterFirst);
         assertThat(rows.reservationStatus(orderId)).isEqualTo("RELEASED");
+        assertThat(rows.reservationItems(orderId)).isEqualTo(mug + "=3");
+        assertThat(typesBeforeMarker(orderId)).containsExactly("StockReserved", "StockReleased", "StockReleased");
+    }
+
+    @Test
+    void cancellingAgainAfterAFailedReservationIsAnsweredAgainWithNothingReleased() throws Exception {
+        String mug = stocked("mug", 1);
+        UUID orderId = UUID.randomUUID();
+        send(orderId, orderOf(mug, 2));
+        awaitEvent(orderId, "StockReservationFailed");
+        EventEnvelope<OrderCancelling> cancelling = send(orderId, new OrderCancelling("insufficient stock", "saga"));
+        EventEnvelope<SagaEvent> first = awaitAnswerTo(cancelling, "StockReleased");
+
+        EventEnvelope<OrderCancelling> again = send(orderId, new OrderCancelling("insufficient stock", "operator"));
+
+        EventEnvelope<SagaEvent> second = awaitAnswerTo(again, "StockReleased");
+        assertThat(second.payload()).isEqualTo(first.payload());
+        StockReleased released = (StockReleased) second.payload();
+        assertThat(released.items()).isEmpty();
+        assertThat(released.reservationId()).isEqualTo(rows.reservationId(orderId));
+        assertThat(rows.stock(mug)).isEqualTo("1/0/0");
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("RELEASED");
+    }
+
+    @Test
+    void cancellingAgainAnOrderNeverSeenIsAnsweredAgainWithNothingReleased() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        EventEnvelope<OrderCancelling> cancelling = send(orderId, new OrderCancelling("customer", "customer"));
+        EventEnvelope<SagaEvent> first = awaitAnswerTo(cancelling, "StockReleased");
+
+        EventEnvelope<OrderCancelling> again = send(orderId, new OrderCancelling("customer", "operator"));
+
+        EventEnvelope<SagaEvent> second = awaitAnswerTo(again, "StockReleased");
+        assertThat(second.payload()).isEqualTo(first.payload());
+        assertThat(((StockReleased) second.payload()).items()).isEmpty();
+        assertThat(rows.count("SELECT count(*) FROM reservation WHERE order_id = ?", orderId)).isEqualTo(1);
     }
 
     @Test
@@ -299,6 +351,16 @@ class OrderEventsReservationTest {
                 r -> orderId.toString().equals(r.key()) && type.equals(r.header(EventHeaders.EVENT_TYPE)), TIMEOUT);
         EventEnvelope<SagaEvent> envelope = EventCodec.decode(received.value());
         assertThat(envelope.orderId()).isEqualTo(orderId);
+        assertThat(envelope.type()).isEqualTo(type);
+        return envelope;
+    }
+
+    /** The event of the given type that inventory published for the order in answer to {@code cause}. */
+    private static EventEnvelope<SagaEvent> awaitAnswerTo(EventEnvelope<?> cause, String type) {
+        KafkaTopicProbe.Received received = inventoryEvents.await(r -> cause.orderId().toString().equals(r.key())
+                && type.equals(r.header(EventHeaders.EVENT_TYPE))
+                && cause.eventId().equals(EventCodec.decode(r.value()).causationId()), TIMEOUT);
+        EventEnvelope<SagaEvent> envelope = EventCodec.decode(received.value());
         assertThat(envelope.type()).isEqualTo(type);
         return envelope;
     }

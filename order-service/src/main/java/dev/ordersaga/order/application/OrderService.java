@@ -143,6 +143,17 @@ public class OrderService {
         return withItems(order);
     }
 
+    /** An operator asks every participant again for its answer to a compensating order's cancellation. */
+    @Transactional
+    public Order askForCompensationAgain(UUID orderId, String operator) {
+        Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
+        publish(order, order.askForCompensationAgain("operator:" + operator));
+        operatorActions.persist(new OperatorAction(orderId, "resend-cancellation", operator, order.compensationStatus()));
+        LOG.warnf("Order %s: operator %s asked the participants again for their answers to its cancellation (%s)",
+                orderId, operator, order.compensationStatus());
+        return withItems(order);
+    }
+
     /** An operator sends an order whose payment was held back to payment, to be charged again. */
     @Transactional
     public Order retryPayment(UUID orderId, String operator) {

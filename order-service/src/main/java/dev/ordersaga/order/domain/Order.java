@@ -333,6 +333,36 @@ public class Order {
         return new ShipmentRetryRequested(operator);
     }
 
+    /**
+     * An operator asks the participants again for their answers to the cancellation of an order that stays
+     * COMPENSATING: an answer lost on its way (a replication slot lost in a failover takes the events it had not yet
+     * relayed), or a participant mended since. A new OrderCancelling, which each participant answers with where its
+     * compensation stands: done, its answer again; under way, its answer when done. The order itself does not move:
+     * the answers do that, and a repeated one changes nothing ({@link #onCompensated}).
+     */
+    public OrderCancelling askForCompensationAgain(String requestedBy) {
+        switch (status) {
+            case COMPENSATING -> updatedAt = Instant.now();
+            default -> throw new IllegalTransitionException(status, "askForCompensationAgain");
+        }
+        return new OrderCancelling(cancelReason, requestedBy);
+    }
+
+    /** Whose answer to the cancellation is still missing, for a person. */
+    public String compensationStatus() {
+        List<String> waiting = new ArrayList<>();
+        if (!stockReleased) {
+            waiting.add("inventory");
+        }
+        if (!paymentRefunded) {
+            waiting.add("payment");
+        }
+        if (!shipmentCancelled) {
+            waiting.add("shipping");
+        }
+        return waiting.isEmpty() ? "every participant answered" : "waiting for " + String.join(", ", waiting);
+    }
+
     /** StockReleased, PaymentRefunded or ShipmentCancelled: one participant has undone its step. */
     public Optional<OrderEvent> onCompensated(Participant participant) {
         switch (status) {

@@ -122,6 +122,17 @@ public class OperatorResource {
         }
     }
 
+    @POST
+    @Path("/{id}/resend-cancellation")
+    @Operation(summary = "Ask every participant again for its answer to the cancellation of an order that stays "
+            + "COMPENSATING (an answer lost, a participant mended): each answers with where its compensation stands")
+    public Response resendCancellation(@PathParam("id") UUID id) {
+        Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
+        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
+            return Response.accepted(OrderView.of(orders.askForCompensationAgain(id, operator()))).build();
+        }
+    }
+
     @GET
     @Path("/{id}/actions")
     @Operation(summary = "What operators did to an order")

@@ -33,7 +33,9 @@ class OrderTest {
             "confirm", new Allowed(EnumSet.of(OrderStatus.SHIPPING_CREATED), OrderStatus.CONFIRMED),
             "startCompensation", new Allowed(EnumSet.of(OrderStatus.PENDING, OrderStatus.STOCK_RESERVED, OrderStatus.PAID),
                     OrderStatus.COMPENSATING),
-            "cancel", new Allowed(EnumSet.of(OrderStatus.COMPENSATING), OrderStatus.CANCELLED));
+            "cancel", new Allowed(EnumSet.of(OrderStatus.COMPENSATING), OrderStatus.CANCELLED),
+            // an operator's question, not a move: the participants' answers move the order
+            "askForCompensationAgain", new Allowed(EnumSet.of(OrderStatus.COMPENSATING), OrderStatus.COMPENSATING));
 
     private static final Map<String, Consumer<Order>> TRANSITIONS = Map.of(
             "noteStockReserved", Order::noteStockReserved,
@@ -41,7 +43,8 @@ class OrderTest {
             "noteShipmentCreated", Order::noteShipmentCreated,
             "confirm", Order::confirm,
             "startCompensation", o -> o.startCompensation("test", "tester"),
-            "cancel", Order::cancel);
+            "cancel", Order::cancel,
+            "askForCompensationAgain", o -> o.askForCompensationAgain("tester"));
 
     private record Allowed(Set<OrderStatus> from, OrderStatus to) {
     }
@@ -195,6 +198,23 @@ class OrderTest {
         assertThatThrownBy(() -> orderIn(OrderStatus.PAID).onCompensated(Order.Participant.PAYMENT))
                 .isInstanceOf(IllegalTransitionException.class);
         assertThatThrownBy(() -> orderIn(OrderStatus.CONFIRMED).onPaymentSucceeded()).isInstanceOf(IllegalTransitionException.class);
+    }
+
+    @Test
+    void aCompensatingOrdersParticipantsAreAskedAgainWithoutTheOrderMoving() {
+        Order order = orderIn(OrderStatus.PAID);
+        order.startCompensation("payment disputed", "operator:alice");
+        order.onCompensated(Order.Participant.INVENTORY);
+        assertThat(order.compensationStatus()).isEqualTo("waiting for payment, shipping");
+
+        OrderCancelling again = order.askForCompensationAgain("operator:bob");
+
+        assertThat(again).isEqualTo(new OrderCancelling("payment disputed", "operator:bob"));
+        assertThat(order.status()).isEqualTo(OrderStatus.COMPENSATING);
+        assertThat(order.onCompensated(Order.Participant.INVENTORY)).as("an answer again changes nothing").isEmpty();
+        assertThat(order.onCompensated(Order.Participant.PAYMENT)).isEmpty();
+        assertThat(order.onCompensated(Order.Participant.SHIPPING)).containsInstanceOf(OrderCancelled.class);
+        assertThat(order.onCompensated(Order.Participant.SHIPPING)).as("late, once cancelled").isEmpty();
     }
 
     @Test

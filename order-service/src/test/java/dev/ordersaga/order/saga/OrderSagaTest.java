@@ -355,6 +355,47 @@ class OrderSagaTest {
                 .body("operator", everyItemIs("operator"));
     }
 
+    /**
+     * An order that stays COMPENSATING because an answer never came (lost with a replication slot, or its participant
+     * mended since): an operator asks the participants again, the order moving only on their answers.
+     */
+    @Test
+    void anOperatorAsksTheParticipantsAgainForACompensatingOrdersMissingAnswers() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        awaitStatus(order, "STOCK_RESERVED");
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/orders/{id}/resend-cancellation", order.id())
+                .then().statusCode(409).contentType("application/problem+json");
+
+        given().auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON)
+                .body("{\"reason\": \"customer called\"}")
+                .post("/operator/orders/{id}/cancel", order.id()).then().statusCode(202);
+        EventEnvelope<?> released = publish(order, new StockReleased("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().get("/orders/{id}/timeline", order.id())
+                .then().body("eventId", hasItem(released.eventId().toString())));
+
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/orders/{id}/resend-cancellation", order.id())
+                .then().statusCode(202).body("status", equalTo("COMPENSATING"));
+
+        List<OrderCancelling> asked = await().atMost(Duration.ofSeconds(30)).until(() -> orderEvents.matching(r ->
+                        order.id().toString().equals(r.key()) && "OrderCancelling".equals(r.header("eventType"))).stream()
+                .map(r -> (OrderCancelling) EventCodec.decode(r.value()).payload()).toList(), list -> list.size() == 2);
+        assertThat(asked.get(1)).isEqualTo(new OrderCancelling("customer called", "operator:operator"));
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", order.id())
+                .then().body("action", equalTo(List.of("cancel", "resend-cancellation")))
+                .body("detail[1]", equalTo("waiting for payment, shipping"));
+
+        publish(order, new StockReleased("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        publish(order, new PaymentRefunded("pay-1", BigDecimal.ZERO, "EUR", null));
+        publish(order, new ShipmentCancelled("shp-1"));
+        awaitStatus(order, "CANCELLED");
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/orders/{id}/resend-cancellation", order.id())
+                .then().statusCode(409).contentType("application/problem+json");
+    }
+
     @Test
     void anOrderWhoseChargeIsHeldIsSentBackToPaymentByAnOperator() {
         Placed order = place();

@@ -7,6 +7,7 @@ import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.PaymentEvent;
+import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentRetryRequested;
 import dev.ordersaga.events.StockReserved;
 import dev.ordersaga.payment.domain.Payment;
@@ -166,9 +167,18 @@ public class PaymentService {
             LOG.infof("OrderCancelling for order %s that payment never heard of: recorded as cancelled", event.orderId());
         }
         PaymentStatus before = payment.status();
+        boolean answeredBefore = payment.refundAnswered();
         List<PaymentEvent> events = payment.requestCancellation(event.eventId(), now);
-        LOG.infof("Order %s cancelling (%s): payment %s %s -> %s%s", event.orderId(), cancelling.reason(), payment.id(),
-                before, payment.status(), describe(payment, events));
+        if (answeredBefore && !events.isEmpty() && events.get(0) instanceof PaymentRefunded answer) {
+            // an operator's re-send for an order stuck compensating: the line tells it from the first answer
+            LOG.infof("Order %s cancelling again (%s, requested by %s): payment %s is %s, its cancellation answered "
+                    + "before: answered again with PaymentRefunded of %s %s (refund %s)", event.orderId(),
+                    cancelling.reason(), cancelling.requestedBy(), payment.id(), payment.status(), answer.amount(),
+                    answer.currency(), answer.providerRefundId() == null ? "none" : answer.providerRefundId());
+        } else {
+            LOG.infof("Order %s cancelling (%s): payment %s %s -> %s%s", event.orderId(), cancelling.reason(),
+                    payment.id(), before, payment.status(), describe(payment, events));
+        }
         afterTransition(payment, asRead, events, now);
     }
 

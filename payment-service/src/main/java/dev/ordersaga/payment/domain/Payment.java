@@ -261,8 +261,13 @@ public class Payment {
     }
 
     /**
-     * OrderCancelling. Answers exactly once with PaymentRefunded: at once when nothing was charged (amount 0), after
-     * the refund when something was, after the charge resolved when it is in flight.
+     * OrderCancelling. Answers with PaymentRefunded: at once when nothing was charged (amount 0), after the refund when
+     * something was, after the charge resolved when it is in flight.
+     *
+     * <p>An OrderCancelling after the cancellation was answered is an operator's re-send for an order stuck
+     * compensating (its answer was lost on the way): a new event, answered again with the answer given, so that the
+     * order hears it; nothing is undone twice. While the refund or the charge's status look is under way, that answers
+     * it when done.
      */
     public List<PaymentEvent> requestCancellation(UUID eventId, Instant now) {
         List<PaymentEvent> events = new ArrayList<>();
@@ -286,15 +291,26 @@ public class Payment {
                 startRefunding(eventId, now);
             }
             case DECLINED -> {
+                // nothing was charged, whether the cancellation is answered already or not: a late settlement would
+                // have moved the payment on to REFUNDING
                 cancelRequested = true;
                 updatedAt = now;
-                if (!refundAnswered) {
-                    events.add(answerNothingToRefund());
-                }
+                events.add(answerNothingToRefund());
             }
-            case REFUNDING, REFUNDED, CANCELLED -> {
-                // answered already (or the refund under way answers it): a repeat of the fact
+            case REFUNDING -> {
+                // the refund under way answers it; after a late settlement the cancellation was answered with nothing
+                // to refund, which no longer holds
                 cancelRequested = true;
+            }
+            case REFUNDED -> {
+                // the refund is the answer, also after a late settlement of a cancelled order: answered with nothing to
+                // refund first, then with the refund
+                cancelRequested = true;
+                events.add(answerRefunded());
+            }
+            case CANCELLED -> {
+                cancelRequested = true;
+                events.add(answerNothingToRefund());
             }
         }
         return events;
@@ -493,8 +509,7 @@ public class Payment {
             case REFUNDING -> {
                 providerRefundId = refundId;
                 moveTo(PaymentStatus.REFUNDED, now);
-                refundAnswered = true;
-                events.add(new PaymentRefunded(id.toString(), amount(), currency, refundId));
+                events.add(answerRefunded());
             }
             case REFUNDED -> {
                 // a repeat
@@ -589,6 +604,12 @@ public class Payment {
         nextAttemptAt = now.plus(backoff.delayAfter(attempts));
         updatedAt = now;
         return attempts;
+    }
+
+    /** The refund made, from what the payment recorded of it: the same answer however often it is given. */
+    private PaymentRefunded answerRefunded() {
+        refundAnswered = true;
+        return new PaymentRefunded(id.toString(), amount(), currency, providerRefundId);
     }
 
     private PaymentRefunded answerNothingToRefund() {

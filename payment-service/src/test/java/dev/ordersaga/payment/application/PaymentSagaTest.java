@@ -2,6 +2,7 @@ package dev.ordersaga.payment.application;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentOnHold;
 import dev.ordersaga.events.PaymentRefunded;
@@ -184,6 +185,48 @@ class PaymentSagaTest {
         assertThat(ledger.refunds()).singleElement()
                 .satisfies(refund -> assertThat(refund.amount()).isEqualByComparingTo("21.00"));
         assertThat(ledger.net()).as("the customer is whole").isEqualByComparingTo(BigDecimal.ZERO);
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
+    }
+
+    /**
+     * An operator re-sends OrderCancelling for an order stuck compensating, its PaymentRefunded lost on the way: a new
+     * event, answered again with the refund made, and nothing refunded twice.
+     */
+    @Test
+    void aCancellationSentAgainIsAnsweredAgainWithTheSameRefundAndRefundsNothingMore() {
+        OrderSaga saga = saga("cancel-sent-again");
+        saga.publish(orderCreated("tok_ok"));
+        saga.publish(stockReserved());
+        awaitOne(saga, PaymentSucceeded.class);
+        saga.publish(orderCancelling());
+        EventEnvelope<PaymentRefunded> first = awaitOne(saga, PaymentRefunded.class);
+        assertThat(first.payload().amount()).isEqualByComparingTo("21.00");
+
+        try (LogCapture log = LogCapture.of(PaymentService.class)) {
+            EventEnvelope<OrderCancelling> again = saga.publish(orderCancelling());
+
+            List<EventEnvelope<PaymentRefunded>> answers = awaitTwo(saga, PaymentRefunded.class);
+
+            EventEnvelope<PaymentRefunded> second = answers.get(1);
+            assertThat(answers.get(0).eventId()).isEqualTo(first.eventId());
+            assertThat(second.eventId()).as("a new event").isNotEqualTo(first.eventId());
+            assertThat(second.payload()).as("the same answer: amount, currency, refund id").isEqualTo(first.payload());
+            assertThat(second.causationId()).isEqualTo(again.eventId());
+            assertThat(second.correlationId()).isEqualTo(saga.correlationId());
+            assertThat(log.containing("Order " + saga.orderId() + " cancelling again")).singleElement()
+                    .satisfies(line -> {
+                        assertThat(line.level()).isEqualTo(org.jboss.logmanager.Level.INFO);
+                        assertThat(line.message()).contains(first.payload().providerRefundId());
+                        assertThat(line.correlationId()).isEqualTo(saga.correlationId());
+                    });
+        }
+        assertThat(saga.publishedTypes()).containsExactly("PaymentSucceeded", "PaymentRefunded", "PaymentRefunded");
+        ProviderLedger ledger = ledger(saga);
+        assertThat(ledger.refunds()).as("refunded once").singleElement().satisfies(refund -> {
+            assertThat(refund.refundId()).isEqualTo(first.payload().providerRefundId());
+            assertThat(refund.amount()).isEqualByComparingTo("21.00");
+        });
+        assertThat(ledger.net()).isEqualByComparingTo(BigDecimal.ZERO);
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
     }
 
@@ -754,6 +797,15 @@ class PaymentSagaTest {
                 .until(() -> saga.published(type), list -> !list.isEmpty());
         assertThat(events).as("exactly one " + type.getSimpleName()).hasSize(1);
         return events.get(0);
+    }
+
+    /** As {@link #awaitOne}, for an event the service publishes twice. */
+    private static <E extends dev.ordersaga.events.SagaEvent> List<EventEnvelope<E>> awaitTwo(OrderSaga saga,
+                                                                                                 Class<E> type) {
+        List<EventEnvelope<E>> events = await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100))
+                .until(() -> saga.published(type), list -> list.size() >= 2);
+        assertThat(events).as("exactly two " + type.getSimpleName()).hasSize(2);
+        return events;
     }
 
     private Optional<Payment> findPayment(OrderSaga saga) {

@@ -39,7 +39,8 @@ class PaymentTest {
 
     /**
      * transition, from -> to (or "refused": IllegalTransitionException, nothing changes), and the events it emits.
-     * A row that stays in its state is a repeat or stale fact: tolerated, recorded at most, never acted on twice.
+     * A row that stays in its state is a repeat or stale fact: tolerated, recorded at most, never acted on twice. An
+     * OrderCancelling in a state whose compensation is done is answered again (an operator's re-send: a new event).
      */
     private static final String TABLE = """
             noteOrderCreated     PENDING   -> PENDING
@@ -63,8 +64,8 @@ class PaymentTest {
             requestCancellation  SUCCEEDED -> REFUNDING
             requestCancellation  DECLINED  -> DECLINED   PaymentRefunded
             requestCancellation  REFUNDING -> REFUNDING
-            requestCancellation  REFUNDED  -> REFUNDED
-            requestCancellation  CANCELLED -> CANCELLED
+            requestCancellation  REFUNDED  -> REFUNDED   PaymentRefunded
+            requestCancellation  CANCELLED -> CANCELLED  PaymentRefunded
 
             chargeSucceeded      PENDING   -> refused
             chargeSucceeded      CHARGING  -> SUCCEEDED  PaymentSucceeded
@@ -490,7 +491,8 @@ class PaymentTest {
         assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
         assertThat(payment.refundAnswered()).isTrue();
         assertThat(payment.nextCall()).as("no charge: only looks").isEqualTo(Payment.ProviderCall.SETTLEMENT_STATUS);
-        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("answered once").isEmpty();
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("a re-send, answered again")
+                .containsExactlyElementsOf(events);
     }
 
     @Test
@@ -504,7 +506,10 @@ class PaymentTest {
         assertThat(payment.attempts()).as("the watch counts its own looks").isZero();
         assertLookedAtThreeTimesFurtherApart(payment);
         assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
-        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("answered once").isEmpty();
+        Payment.Progress watched = payment.progress();
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("a re-send, answered again").singleElement()
+                .isInstanceOfSatisfying(PaymentRefunded.class, r -> assertThat(r.amount()).isEqualByComparingTo("0"));
+        assertThat(payment.progress()).as("the watch goes on as it was").isEqualTo(watched);
     }
 
     @Test
@@ -547,11 +552,111 @@ class PaymentTest {
     }
 
     @Test
-    void aDeclinedPaymentAnswersTheCancellationOnce() {
+    void aDeclinedPaymentAnswersEveryCancellationWithNothingToRefund() {
         Payment payment = paymentIn(PaymentStatus.DECLINED);
-        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).hasSize(1);
-        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).isEmpty();
+        List<PaymentEvent> first = payment.requestCancellation(UUID.randomUUID(), NOW);
+        assertThat(first).containsExactly(nothingToRefund(payment));
         assertThat(payment.refundAnswered()).isTrue();
+        Payment.Progress answered = payment.progress();
+
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("a re-send, answered again")
+                .containsExactlyElementsOf(first);
+        assertThat(payment.progress()).isEqualTo(answered);
+
+        // cancelled while charging, answered by the decline: a re-send gets the same answer
+        Payment cancelledFirst = paymentIn(PaymentStatus.CHARGING);
+        cancelledFirst.requestCancellation(UUID.randomUUID(), NOW);
+        cancelledFirst.chargeDeclined("card declined", NOW, WATCH);
+        assertThat(cancelledFirst.requestCancellation(UUID.randomUUID(), NOW))
+                .containsExactly(nothingToRefund(cancelledFirst));
+    }
+
+    @Test
+    void aRefundedPaymentAnswersACancellationSentAgainWithTheSameRefund() {
+        Payment payment = paymentIn(PaymentStatus.SUCCEEDED);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        List<PaymentEvent> first = payment.refundSucceeded("re_1", NOW);
+        Payment.Progress refunded = payment.progress();
+
+        List<PaymentEvent> again = payment.requestCancellation(UUID.randomUUID(), NOW);
+
+        assertThat(again).containsExactlyElementsOf(first).containsExactly(
+                new PaymentRefunded(payment.id().toString(), new BigDecimal("21.00"), "EUR", "re_1"));
+        assertThat(payment.progress()).as("nothing refunded again, nothing owed the provider").isEqualTo(refunded);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("and as often as it is sent")
+                .containsExactlyElementsOf(first);
+    }
+
+    @Test
+    void aCancelledPaymentAnswersACancellationSentAgainWithNothingToRefund() {
+        Payment payment = pending();
+        List<PaymentEvent> first = payment.requestCancellation(UUID.randomUUID(), NOW);
+        Payment.Progress cancelled = payment.progress();
+
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).containsExactlyElementsOf(first)
+                .containsExactly(nothingToRefund(payment));
+        // cancelRequested, which a cancellation before charging never set, is recorded on the repeat, as it always was
+        assertThat(payment.progress()).usingRecursiveComparison().ignoringFields("cancelRequested").isEqualTo(cancelled);
+        assertThat(payment.nextCall()).as("still never charged").isEqualTo(Payment.ProviderCall.NONE);
+    }
+
+    @Test
+    void aRefundUnderWayAnswersACancellationSentAgainOnlyWhenItIsDone() {
+        Payment payment = paymentIn(PaymentStatus.SUCCEEDED);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        Payment.Progress refunding = payment.progress();
+
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).isEmpty();
+
+        assertThat(payment.progress()).as("the refund goes on as it was").isEqualTo(refunding);
+        assertThat(payment.refundSucceeded("re_1", NOW)).as("answered once, by the refund").singleElement()
+                .isInstanceOf(PaymentRefunded.class);
+    }
+
+    @Test
+    void aChargeStillResolvingAnswersACancellationSentAgainOnlyWhenItResolves() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        payment.requestCancellation(UUID.randomUUID(), NOW);
+        Payment.Progress resolving = payment.progress();
+
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).isEmpty();
+
+        assertThat(payment.progress()).isEqualTo(resolving);
+        assertThat(payment.chargeAbandoned(NOW, WATCH)).containsExactly(nothingToRefund(payment));
+    }
+
+    /**
+     * A late settlement of a cancelled order: answered with nothing to refund first, which no longer holds once the
+     * money moved. A re-send gets nothing while the refund is under way (refundAnswered is already true then), and the
+     * refund once it is done.
+     */
+    @Test
+    void aLateSettlementRefundedAfterTheCancellationIsTheAnswerToACancellationSentAgain() {
+        Payment declined = paymentIn(PaymentStatus.DECLINED);
+        declined.requestCancellation(UUID.randomUUID(), NOW);
+        assertLateSettlementRefundIsTheAnswerAgain(declined);
+
+        Payment abandoned = paymentIn(PaymentStatus.CHARGING);
+        abandoned.chargeUnresolved(NOW, BACKOFF);
+        abandoned.requestCancellation(UUID.randomUUID(), NOW);
+        abandoned.chargeAbandoned(NOW, WATCH);
+        assertLateSettlementRefundIsTheAnswerAgain(abandoned);
+    }
+
+    private static void assertLateSettlementRefundIsTheAnswerAgain(Payment payment) {
+        assertThat(payment.refundAnswered()).as("answered with nothing to refund").isTrue();
+        payment.chargeSucceeded("ch_late", NOW);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
+
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("the refund under way answers it").isEmpty();
+
+        List<PaymentEvent> refund = payment.refundSucceeded("re_late", NOW);
+        assertThat(refund).containsExactly(
+                new PaymentRefunded(payment.id().toString(), new BigDecimal("21.00"), "EUR", "re_late"));
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("the refund, not nothing to refund")
+                .containsExactlyElementsOf(refund);
     }
 
     @Test
@@ -685,6 +790,10 @@ class PaymentTest {
             }
         }
         return reached;
+    }
+
+    private static PaymentRefunded nothingToRefund(Payment payment) {
+        return new PaymentRefunded(payment.id().toString(), new BigDecimal("0.00"), "EUR", null);
     }
 
     private static Payment pending() {

@@ -165,7 +165,11 @@ public class ShippingService {
         });
     }
 
-    /** OrderCancelling: answered exactly once with ShipmentCancelled, at once or after the carrier has cancelled. */
+    /**
+     * OrderCancelling: answered with ShipmentCancelled, at once or after the carrier has cancelled. One re-sent under a
+     * new event id (an operator's, for an order that never heard the answer) gets the answer again if it was given, and
+     * nothing while it is owed: the cancellation under way answers it when it ends.
+     */
     @Transactional
     public void onOrderCancelling(EventEnvelope<?> event, OrderCancelling cancelling, InboxClaim claim) {
         Optional<Shipment> existing = shipments.lockByOrderIdForChange(event.orderId(), claim);
@@ -174,9 +178,19 @@ public class ShippingService {
         }
         onShipmentOf(event, existing, shipment -> {
             if (shipment.isCancellationUnderway()) {
-                LOG.infof("Shipment %s of order %s is already %s: OrderCancelling %s skipped", shipment.id(),
-                        event.orderId(), shipment.isCancelRequested() ? "to be cancelled" : shipment.status(),
-                        event.eventId());
+                Optional<ShipmentCancelled> again = shipment.repeatCancellationAnswer();
+                if (again.isEmpty()) {
+                    LOG.infof("Shipment %s of order %s is already %s: OrderCancelling %s skipped, answered when the "
+                                    + "cancellation ends", shipment.id(), event.orderId(),
+                            shipment.isCancelRequested() ? "to be cancelled" : shipment.status(), event.eventId());
+                    return List.of();
+                }
+                // published here, not returned: publish() would name the first OrderCancelling its cause, and this
+                // answer is the re-sent one's
+                outbox.publish(event.orderId(), again.get());
+                LOG.infof("Shipment %s of order %s is already CANCELLED: OrderCancelling %s (requested by %s) answered "
+                        + "again with ShipmentCancelled", shipment.id(), event.orderId(), event.eventId(),
+                        cancelling.requestedBy());
                 return List.of();
             }
             ShipmentStatus before = shipment.status();

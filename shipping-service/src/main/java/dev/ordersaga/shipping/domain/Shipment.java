@@ -368,7 +368,7 @@ public class Shipment {
      * OrderCancelling. Answers at once where nothing can exist at the carrier (PENDING, REJECTED, and ON_HOLD or
      * REQUESTED between attempts unless an earlier call may have created the shipment); records the request while a
      * create call is under way; starts the cancellation at the carrier for a created shipment (or one that may have
-     * been created). A second cancellation is refused.
+     * been created). A second cancellation is refused: one heard again is {@link #repeatCancellationAnswer}'s.
      *
      * @return the answer, if it can be given now
      */
@@ -425,6 +425,18 @@ public class Shipment {
             default -> throw illegal("noteCancelled");
         }
         return event;
+    }
+
+    /**
+     * OrderCancelling once more, under a new event id (an operator re-sends it for an order whose answer was lost): the
+     * answer the first one got, if it got one. Only CANCELLED has answered: CANCELLING (the carrier is being asked, or
+     * asked again for a create call that landed late) and a request waiting for a create call to resolve still owe the
+     * answer, and give it when they end. Changes nothing: what the answer reports is done.
+     *
+     * @return the answer to give again; empty while the answer is owed, or if no cancellation was heard
+     */
+    public Optional<ShipmentCancelled> repeatCancellationAnswer() {
+        return status == ShipmentStatus.CANCELLED ? Optional.of(cancellationAnswer()) : Optional.empty();
     }
 
     /**
@@ -499,6 +511,11 @@ public class Shipment {
     private ShipmentCancelled finishCancelling() {
         status = ShipmentStatus.CANCELLED;
         clearSchedule();
+        return cancellationAnswer();
+    }
+
+    /** Built in one place: an answer given again must read as the first one did. */
+    private ShipmentCancelled cancellationAnswer() {
         return new ShipmentCancelled(id.toString());
     }
 

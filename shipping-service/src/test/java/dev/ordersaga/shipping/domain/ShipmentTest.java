@@ -8,16 +8,19 @@ import dev.ordersaga.events.ShippingEvent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -484,6 +487,63 @@ class ShipmentTest {
             assertThat(shipment.isCancellationUnderway()).as(situation.name()).isTrue();
             assertThatThrownBy(() -> shipment.cancel(EVENT, NOW)).isInstanceOf(IllegalTransitionException.class);
         }
+    }
+
+    // ---- an OrderCancelling heard again (re-sent under a new event id)
+
+    /** The situations that have answered their cancellation: only these give the answer again. */
+    private static final Set<Situation> CANCELLATION_ANSWERED = EnumSet.of(Situation.CANCELLED,
+            Situation.CANCELLED_AFTER_LOOKUP, Situation.CANCELLED_BEFORE_ORDER);
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Situation.class)
+    void aCancellationHeardAgainIsAnsweredAgainOnlyOnceItWasAnswered(Situation situation) {
+        Shipment shipment = in(situation);
+        Shipment.Progress before = shipment.progress();
+
+        Optional<ShipmentCancelled> again = shipment.repeatCancellationAnswer();
+
+        if (CANCELLATION_ANSWERED.contains(situation)) {
+            assertThat(again).contains(new ShipmentCancelled(shipment.id().toString()));
+        } else {
+            assertThat(again).as("owed still (answered when the cancellation ends), or never asked").isEmpty();
+        }
+        assertThat(shipment.progress()).as("nothing changes").isEqualTo(before);
+    }
+
+    @Test
+    void theAnswerGivenAgainIsTheFirstAnswer() {
+        Shipment shipment = in(Situation.CREATED);
+        shipment.cancel(EVENT, NOW);
+        assertThat(shipment.repeatCancellationAnswer()).as("the carrier is still being asked").isEmpty();
+        ShipmentCancelled first = shipment.noteCancelled("shp_1", NOW).orElseThrow();
+
+        assertThat(shipment.repeatCancellationAnswer()).contains(first);
+        assertThat(shipment.repeatCancellationAnswer()).as("as often as it is asked").contains(first);
+        assertThat(shipment.cancelCausedByEventId()).as("still the first OrderCancelling's").isEqualTo(EVENT);
+    }
+
+    @Test
+    void aCancellationAnsweredWithARejectionIsAnsweredAgain() {
+        Shipment shipment = in(Situation.REQUESTED_CANCEL_REQUESTED);
+        assertThat(shipment.repeatCancellationAnswer()).as("waits for the create call").isEmpty();
+        List<ShippingEvent> events = shipment.noteRejected(shipment.claimedUntil(), "address undeliverable", NOW);
+
+        assertThat(shipment.isCancelRequested()).isTrue();
+        assertThat(shipment.repeatCancellationAnswer()).contains((ShipmentCancelled) events.get(1));
+    }
+
+    @Test
+    void aCancellationReopenedByALateCreateOwesItsAnswerAgain() {
+        Shipment shipment = in(Situation.CANCELLED_AFTER_LOOKUP);
+        assertThat(shipment.repeatCancellationAnswer()).isPresent();
+
+        shipment.noteCreated("shp_late", AFTER_LEASE);
+
+        assertThat(shipment.repeatCancellationAnswer()).as("the next answer comes once shp_late is cancelled").isEmpty();
+        shipment.startAttempt(AFTER_LEASE, LEASE);
+        ShipmentCancelled answer = shipment.noteCancelled("shp_late", AFTER_LEASE).orElseThrow();
+        assertThat(shipment.repeatCancellationAnswer()).contains(answer);
     }
 
     // ---- claims: an outcome belongs to the claim its call was made under

@@ -24,6 +24,8 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -162,6 +164,58 @@ class ShippingSagaTest {
                 .satisfies(s -> assertThat(s.status()).isEqualTo("cancelled"));
         assertThat(row(saga.orderId()).status()).isEqualTo(ShipmentStatus.CANCELLED);
         assertThat(published.typesOf(saga.orderId())).containsExactly("ShipmentCreated", "ShipmentCancelled");
+    }
+
+    /**
+     * An operator re-sends OrderCancelling (a new event id, the same payload) for an order that never heard the
+     * answer: the shipment, cancelled already, answers again and asks the carrier nothing.
+     */
+    @ParameterizedTest(name = "shipment created before the cancellation: {0}")
+    @ValueSource(booleans = {false, true})
+    void aReSentOrderCancellingIsAnsweredAgainWithoutAskingTheCarrier(boolean shipmentCreated) {
+        SagaEvents.Saga saga = events.saga();
+        saga.send(orderCreated());
+        if (shipmentCreated) {
+            saga.send(paymentSucceeded());
+            published.await(saga.orderId(), ShipmentCreated.class, WAIT);
+        }
+        EventEnvelope<OrderCancelling> first = saga.send(orderCancelling());
+        published.await(saga.orderId(), ShipmentCancelled.class, WAIT);
+        // committed with the answer's outbox row: what a cancel call (made under a claim) would change
+        Shipment.Progress cancelled = row(saga.orderId()).progress();
+        List<CarrierSandboxApi.LedgerShipment> books = carrier.shipmentsOf(saga.orderId());
+
+        try (LogCapture logs = LogCapture.of(ShippingService.class.getName())) {
+            EventEnvelope<OrderCancelling> resent = saga.send(first.payload());
+
+            List<EventEnvelope<ShipmentCancelled>> answers = await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
+                    .until(() -> published.of(saga.orderId(), ShipmentCancelled.class), list -> list.size() >= 2);
+
+            assertThat(answers.get(0).causationId()).isEqualTo(first.eventId());
+            assertThat(answers.get(1).causationId()).as("answers the re-sent OrderCancelling").isEqualTo(resent.eventId());
+            assertThat(answers.get(1).eventId()).isNotEqualTo(answers.get(0).eventId());
+            assertThat(answers.get(1).payload()).isEqualTo(answers.get(0).payload())
+                    .isEqualTo(new ShipmentCancelled(row(saga.orderId()).id().toString()));
+            assertThat(answers.get(1).correlationId()).isEqualTo(saga.correlationId());
+            assertThat(logs.containing(resent.eventId().toString())).singleElement().satisfies(line -> {
+                assertThat(line.message()).contains("answered again");
+                assertThat(line.level().intValue()).isEqualTo(Level.INFO.intValue());
+            });
+        }
+        UUID marker = published.mark(outbox, saga.orderId(), saga.correlationId(), WAIT);
+        assertThat(published.typesBefore(saga.orderId(), marker)).containsExactlyElementsOf(shipmentCreated
+                ? List.of("ShipmentCreated", "ShipmentCancelled", "ShipmentCancelled")
+                : List.of("ShipmentCancelled", "ShipmentCancelled"));
+        assertThat(row(saga.orderId()).progress()).as("no cancel call made, owed or under way").isEqualTo(cancelled);
+        assertThat(carrier.shipmentsOf(saga.orderId())).isEqualTo(books);
+        if (shipmentCreated) {
+            assertThat(books).singleElement().satisfies(s -> {
+                assertThat(s.status()).isEqualTo("cancelled");
+                assertThat(s.createCalls()).isEqualTo(1);
+            });
+        } else {
+            assertThat(books).isEmpty();
+        }
     }
 
     @Test
