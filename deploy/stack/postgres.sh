@@ -22,6 +22,7 @@ PG_CLUSTER=main
 PG_HOST=127.0.0.1
 PG_PORT=5432
 PG_CONF="/etc/postgresql/$PG_VERSION/$PG_CLUSTER/conf.d/90-order-saga.conf"
+PG_HBA="/etc/postgresql/$PG_VERSION/$PG_CLUSTER/order-saga-pg_hba.conf"
 SERVICES=(order inventory payment shipping)
 
 die() { echo "postgres.sh: $*" >&2; exit 1; }
@@ -90,6 +91,8 @@ render_conf() {
 # Managed by order-saga deploy/stack/postgres.sh: edits are overwritten on the next start.
 listen_addresses = '$PG_HOST'
 port = $PG_PORT
+# Debian's client authentication and one rule more (render_hba says which).
+hba_file = '$PG_HBA'
 EOF
   cat <<'EOF'
 # Debezium reads each service's outbox through a pgoutput replication slot.
@@ -139,18 +142,47 @@ EOF
   fi
 }
 
-# Installs the settings; returns 0 when the file on disk changed.
-write_conf() {
-  local desired
-  desired=$(render_conf)
-  if [ -f "$PG_CONF" ] && [ "$(cat "$PG_CONF")" = "$desired" ]; then
+# Client authentication: Debian's rules, and before them one that refuses the services' roles a physical replication
+# connection. They have REPLICATION for the logical decoding of their own database (REVOKE CONNECT keeps them to it,
+# ensure_roles_and_databases), and with it Debian's rules would let them stream the whole cluster's WAL, every
+# database's (pg_basebackup). A logical replication connection names its database and matches the "all" rules.
+render_hba() {
+  local svc
+  echo "# Managed by order-saga deploy/stack/postgres.sh: edits are overwritten on the next start."
+  for svc in "${SERVICES[@]}"; do
+    echo "host    replication     ${svc}_svc    all                     reject"
+  done
+  cat <<'EOF'
+local   all             postgres                                peer
+local   all             all                                     peer
+host    all             all             127.0.0.1/32            scram-sha-256
+host    all             all             ::1/128                 scram-sha-256
+local   replication     all                                     peer
+host    replication     all             127.0.0.1/32            scram-sha-256
+host    replication     all             ::1/128                 scram-sha-256
+EOF
+}
+
+# Installs a managed file from stdin; returns 0 when the file on disk changed.
+install_managed() {
+  local path=$1 desired
+  desired=$(cat)
+  if [ -f "$path" ] && [ "$(cat "$path")" = "$desired" ]; then
     return 1
   fi
-  "${AS_ROOT[@]}" install -d -o postgres -g postgres "$(dirname "$PG_CONF")"
-  printf '%s\n' "$desired" | "${AS_ROOT[@]}" tee "$PG_CONF" >/dev/null
-  "${AS_ROOT[@]}" chown postgres:postgres "$PG_CONF"
-  log "wrote $PG_CONF"
+  "${AS_ROOT[@]}" install -d -o postgres -g postgres "$(dirname "$path")"
+  printf '%s\n' "$desired" | "${AS_ROOT[@]}" tee "$path" >/dev/null
+  "${AS_ROOT[@]}" chown postgres:postgres "$path"
+  log "wrote $path"
   return 0
+}
+
+# Installs the settings and the client authentication; returns 0 when either changed on disk.
+write_conf() {
+  local changed=1
+  if render_hba | install_managed "$PG_HBA"; then changed=0; fi
+  if render_conf | install_managed "$PG_CONF"; then changed=0; fi
+  return "$changed"
 }
 
 wait_ready() {

@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The stack's PostgreSQL (deploy/stack/postgres.sh; in Kubernetes the cluster's pg_hba) lets a service's role reach its
- * own database only. A role with REPLICATION that could connect to another service's database could decode all of it
+ * own database only, and stream no physical replication. A role with REPLICATION that could connect to another service's database could decode all of it
  * through a slot of its own (its payment tokens, its addresses), whatever the grants on its tables.
  */
 class DatabaseIsolationTest {
@@ -42,6 +42,18 @@ class DatabaseIsolationTest {
         assertThatThrownBy(() -> connect("payment_db", replication).close())
                 .isInstanceOf(SQLException.class)
                 .hasMessageContaining("permission denied for database \"payment_db\"");
+    }
+
+    /** Physical replication names no database: it would stream the whole cluster's WAL, every service's database. */
+    @Test
+    void norCanItStreamTheWholeClustersWal() {
+        Properties physical = new Properties();
+        PGProperty.REPLICATION.set(physical, "true");
+        PGProperty.ASSUME_MIN_SERVER_VERSION.set(physical, "15");
+        PGProperty.PREFER_QUERY_MODE.set(physical, "simple");
+        assertThatThrownBy(() -> connect("inventory_db", physical).close())
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("rejects replication connection");
     }
 
     private static Connection connect(String database, Properties properties) throws SQLException {

@@ -29,6 +29,7 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /** What a person does with orders the saga could not finish by itself. Every action is recorded with who and when. */
 @Path("/operator/orders")
@@ -93,10 +94,7 @@ public class OperatorResource {
     @Path("/{id}/retry-shipping")
     @Operation(summary = "Ask shipping to try the carrier again for an order that waits for it")
     public Response retryShipping(@PathParam("id") UUID id) {
-        Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
-        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
-            return Response.accepted(OrderView.of(orders.retryShipping(id, operator()))).build();
-        }
+        return accepted(id, () -> orders.retryShipping(id, operator()));
     }
 
     @POST
@@ -104,10 +102,7 @@ public class OperatorResource {
     @Operation(summary = "Ask payment to charge again an order whose payment was held, once the provider showed no "
             + "charge for it (the provider forgot the payment's key, so a charge sent now is a new one)")
     public Response retryPayment(@PathParam("id") UUID id) {
-        Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
-        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
-            return Response.accepted(OrderView.of(orders.retryPayment(id, operator()))).build();
-        }
+        return accepted(id, () -> orders.retryPayment(id, operator()));
     }
 
     @POST
@@ -115,11 +110,7 @@ public class OperatorResource {
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(summary = "Cancel an order with full compensation: release the stock, refund, cancel the shipment")
     public Response cancel(@PathParam("id") UUID id, @Valid CancelRequest request) {
-        Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
-        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
-            return Response.accepted(OrderView.of(orders.cancelByOperator(id, operator(),
-                    request == null ? null : request.reason()))).build();
-        }
+        return accepted(id, () -> orders.cancelByOperator(id, operator(), request == null ? null : request.reason()));
     }
 
     @POST
@@ -127,10 +118,7 @@ public class OperatorResource {
     @Operation(summary = "Ask every participant again for its answer to the cancellation of an order that stays "
             + "COMPENSATING (an answer lost, a participant mended): each answers with where its compensation stands")
     public Response resendCancellation(@PathParam("id") UUID id) {
-        Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
-        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
-            return Response.accepted(OrderView.of(orders.askForCompensationAgain(id, operator()))).build();
-        }
+        return accepted(id, () -> orders.askForCompensationAgain(id, operator()));
     }
 
     @GET
@@ -139,6 +127,14 @@ public class OperatorResource {
     public List<ActionView> actions(@PathParam("id") UUID id) {
         return QuarkusTransaction.requiringNew().call(() -> actions.forOrder(id).stream()
                 .map(a -> new ActionView(a.action(), a.operator(), a.at(), a.detail())).toList());
+    }
+
+    /** An operator's action on an order, logged and published under the order's correlation id. */
+    private Response accepted(UUID id, Supplier<Order> action) {
+        Order order = orders.find(id).orElseThrow(() -> OrderResource.notFound(id));
+        try (Correlation.Scope ignored = Correlation.open(order.correlationId(), null)) {
+            return Response.accepted(OrderView.of(action.get())).build();
+        }
     }
 
     private String operator() {

@@ -45,9 +45,10 @@ import java.util.UUID;
  * <p>While CHARGING or REFUNDING a call to the provider is owed; {@code nextAttemptAt} says when (persisted, so
  * that a restart neither loses nor resets the schedule) and {@link #nextCall()} says which. A charge whose answer
  * was recorded as missing is resolved by asking the provider for its status, never by a blind new charge; the payment
- * id is the charge's idempotency key. A first call whose worker died before recording anything leaves no trace in the
- * row: when its lease runs out the charge is sent again under the same key, which the provider answers with the
- * charge it made, if any (within the {@link RechargeWindow}; after it, the provider is asked first).
+ * id is the charge's idempotency key. A first call whose worker died before recording anything is resolved the same
+ * way: the first charge is always claimed by the transaction that made it due, so a later claim of it, once the lease
+ * ran out, asks the provider ({@link #nextCallAfterAnotherClaim}), and a charge follows under the same key only if the
+ * provider has none and the key is young enough to take that at its word ({@link RechargeWindow}).
  *
  * <p>A DECLINED payment is watched for a late settlement for a while ({@link SettlementWatch}): the provider is asked
  * for the charge's status a few times, so that a late settlement whose webhook was lost is refunded all the same. So is
@@ -620,13 +621,18 @@ public class Payment {
     private void fillOrder(BigDecimal amount, String currency, String paymentToken) {
         this.amount = Objects.requireNonNull(amount, "amount");
         this.currency = Objects.requireNonNull(currency, "currency");
-        this.paymentToken = paymentToken;
+        // a payment cancelled before its order was heard of never charges: its token is not kept
+        this.paymentToken = status.mayCharge() ? paymentToken : null;
     }
 
     private void moveTo(PaymentStatus next, Instant now) {
         status = next;
         if (!next.awaitsProvider()) {
             nextAttemptAt = null;
+        }
+        if (!next.mayCharge()) {
+            // the token lets whoever holds it charge the customer: kept only while a charge may still be sent
+            paymentToken = null;
         }
         updatedAt = now;
     }

@@ -24,6 +24,14 @@ public enum PaymentStatus {
     }
 
     /**
+     * A charge may still be sent from this state: before charging, or while charging (a held charge an operator sends
+     * back included). From any other no charge is ever sent again, so the customer's payment token is not kept.
+     */
+    public boolean mayCharge() {
+        return this == PENDING || this == CHARGING;
+    }
+
+    /**
      * News that the charge succeeded changes nothing in this state or any it can reach: the success is recorded and
      * no later state forgets it. A provider's repeat can then be answered from an unlocked read.
      */

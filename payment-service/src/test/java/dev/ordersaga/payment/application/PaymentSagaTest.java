@@ -90,6 +90,7 @@ class PaymentSagaTest {
 
         Payment payment = payment(saga);
         assertThat(payment.status()).isEqualTo(PaymentStatus.SUCCEEDED);
+        assertThat(payment.paymentToken()).as("charged: the stored row keeps no token").isNull();
         assertThat(succeeded.payload().paymentId()).isEqualTo(payment.id().toString());
         assertThat(succeeded.payload().amount()).isEqualByComparingTo("21.00");
         assertThat(succeeded.payload().currency()).isEqualTo("EUR");

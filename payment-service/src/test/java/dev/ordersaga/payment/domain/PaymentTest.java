@@ -295,6 +295,19 @@ class PaymentTest {
         assertThat(payment.status()).isEqualTo(PaymentStatus.CANCELLED);
         assertThat(payment.amount()).isEqualByComparingTo("21.00");
         assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
+        assertThat(payment.paymentToken()).as("never charges: the token is not kept").isNull();
+    }
+
+    /** The token lets whoever holds it charge the customer: kept only while a charge may still be sent. */
+    @ParameterizedTest
+    @EnumSource(PaymentStatus.class)
+    void thePaymentTokenIsKeptOnlyWhileAChargeCanBeSent(PaymentStatus status) {
+        Payment payment = paymentIn(status);
+        if (status == PaymentStatus.PENDING || status == PaymentStatus.CHARGING) {
+            assertThat(payment.paymentToken()).isEqualTo("tok_ok");
+        } else {
+            assertThat(payment.paymentToken()).isNull();
+        }
     }
 
     @Test

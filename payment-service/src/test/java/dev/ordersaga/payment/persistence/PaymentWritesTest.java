@@ -105,8 +105,9 @@ class PaymentWritesTest {
     @Test
     void theReadSentWithAnEventsClaimReturnsThePaymentAsStored() {
         Payment opened = open();
-        // a late settlement of a declined charge, its refund failed once: every column but the refund id set, and the
-        // version moved on; the next attempt an hour away, so that the worker leaves the row alone meanwhile
+        // a late settlement of a declined charge, its refund failed once: every column but the refund id and the
+        // token (forgotten once past charging: a charge read with it is goodCardIsChargedAndPaymentSucceededPublished)
+        // set, and the version moved on; the next attempt an hour away, so that the worker leaves the row alone
         QuarkusTransaction.requiringNew().run(() -> {
             Payment payment = payments.lockForChange(opened.id()).orElseThrow();
             Payment.Progress asRead = payment.progress();
@@ -118,7 +119,7 @@ class PaymentWritesTest {
             writes.write(payments.update(payment, asRead).orElseThrow(), () -> "move on");
         });
         Payment stored = QuarkusTransaction.requiringNew().call(() -> payments.findById(opened.id()));
-        assertThat(stored.progress()).hasNoNullFieldsOrPropertiesExcept("providerRefundId");
+        assertThat(stored.progress()).hasNoNullFieldsOrPropertiesExcept("providerRefundId", "paymentToken");
         assertThat(stored.progress().version()).isEqualTo(1);
 
         InboxClaim claim = claimOf(opened.orderId());

@@ -25,6 +25,8 @@ import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -320,11 +322,15 @@ public class ShippingService {
                                 + "next attempt at %s", shipmentId, shipment.orderId(), shipment.attempts(), maxAttempts,
                         reason, shipment.nextAttemptAt());
                 case ON_HOLD -> {
-                    // the order now waits for a person (DESIGN: no automatic refund), who must hear of it
-                    shipmentsHeld.increment();
-                    LOG.errorf("ALERT shipment held for an operator: shipment %s of order %s ON HOLD after %d attempts "
-                            + "(%s); nothing is refunded or cancelled: retry-shipping or cancel", shipmentId,
-                            shipment.orderId(), shipment.attempts(), reason);
+                    // the order now waits for a person (DESIGN: no automatic refund), who must hear of it: once the
+                    // hold is committed, as a rolled-back one would be told and counted again on the next attempt
+                    int attempts = shipment.attempts();
+                    afterCommit(() -> {
+                        shipmentsHeld.increment();
+                        LOG.errorf("ALERT shipment held for an operator: shipment %s of order %s ON HOLD after %d "
+                                + "attempts (%s); nothing is refunded or cancelled: retry-shipping or cancel",
+                                shipmentId, shipment.orderId(), attempts, reason);
+                    });
                 }
                 default -> LOG.infof("Carrier unavailable for shipment %s of order %s (%s); the order is cancelled: "
                         + "no further attempt, shipment %s", shipmentId, shipment.orderId(), reason, shipment.status());
@@ -351,6 +357,21 @@ public class ShippingService {
     }
 
     /** Counts a compensation that failed for a cause of its own, outside {@link #onCancelFailed}. */
+    private void afterCommit(Runnable action) {
+        transactions.registerInterposedSynchronization(new Synchronization() {
+            @Override
+            public void beforeCompletion() {
+            }
+
+            @Override
+            public void afterCompletion(int status) {
+                if (status == Status.STATUS_COMMITTED) {
+                    action.run();
+                }
+            }
+        });
+    }
+
     void countCompensationFailure() {
         compensationFailures.increment();
     }
