@@ -102,7 +102,8 @@ echo "started the sandboxes: payment provider on 127.0.0.1:9101, carrier on 127.
 # password: the local stack's role of each service has its own name as password (deploy/stack/postgres.sh).
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
-  DB_PASSWORD="${name%-service}_svc" OPERATOR_PASSWORD="${OPERATOR_PASSWORD:-operator}" java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
+  DB_PASSWORD="${name%-service}_svc" OPERATOR_PASSWORD="${OPERATOR_PASSWORD:-operator}" \
+    java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
     -jar "$name/target/quarkus-app/quarkus-run.jar" > "$RUN_DIR/$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name")
   echo "started $name (pid $!) on 127.0.0.1:$port, log: .stack/run/$name.log"

@@ -20,8 +20,9 @@ import java.util.Optional;
  * <ul>
  *     <li>Wrong operator credentials, with basic authentication's challenge: Quarkus checks credentials as a request
  *     arrives (proactive authentication).</li>
- *     <li>A request body over {@code quarkus.http.limits.max-body-size}: refused by its declared length before any of
- *     it is read, or while it is read.</li>
+ *     <li>A request body whose declared length is over {@code quarkus.http.limits.max-body-size}: refused before any of
+ *     it is read. A chunked one declares none; RESTEasy refuses it once it read past the limit, with its own bare 413,
+ *     which no failure handler or exception mapper is given.</li>
  * </ul>
  */
 @ApplicationScoped
@@ -47,7 +48,7 @@ public class RouterProblems {
                 .handler(context -> refuseIfDeclaredTooLarge(context, limit.asLongValue())));
     }
 
-    /** A body whose declared length is over the limit, refused before any of it is read (a chunked one, while read). */
+    /** A body whose declared length is over the limit, refused before any of it is read. */
     private void refuseIfDeclaredTooLarge(RoutingContext context, long limit) {
         String declared = context.request().getHeader(HttpHeaders.CONTENT_LENGTH);
         long length;
@@ -74,9 +75,6 @@ public class RouterProblems {
         }
         if (context.failure() instanceof AuthenticationFailedException) {
             answer(context, new Problem("about:blank", "Unauthorized", 401, DETAIL, null), CHALLENGE);
-        } else if (context.statusCode() == TOO_LARGE) {
-            answer(context, new Problem("about:blank", "Request body too large", TOO_LARGE,
-                    "the request's body is larger than this service takes", null), null);
         } else {
             context.next();
         }

@@ -35,11 +35,7 @@ class DatabaseIsolationTest {
 
     @Test
     void norCanItsReplicationConnectionDecodeOne() {
-        Properties replication = new Properties();
-        PGProperty.REPLICATION.set(replication, "database");
-        PGProperty.ASSUME_MIN_SERVER_VERSION.set(replication, "15");
-        PGProperty.PREFER_QUERY_MODE.set(replication, "simple");
-        assertThatThrownBy(() -> connect("payment_db", replication).close())
+        assertThatThrownBy(() -> connect("payment_db", replication("database")).close())
                 .isInstanceOf(SQLException.class)
                 .hasMessageContaining("permission denied for database \"payment_db\"");
     }
@@ -47,13 +43,18 @@ class DatabaseIsolationTest {
     /** Physical replication names no database: it would stream the whole cluster's WAL, every service's database. */
     @Test
     void norCanItStreamTheWholeClustersWal() {
-        Properties physical = new Properties();
-        PGProperty.REPLICATION.set(physical, "true");
-        PGProperty.ASSUME_MIN_SERVER_VERSION.set(physical, "15");
-        PGProperty.PREFER_QUERY_MODE.set(physical, "simple");
-        assertThatThrownBy(() -> connect("inventory_db", physical).close())
+        assertThatThrownBy(() -> connect("inventory_db", replication("true")).close())
                 .isInstanceOf(SQLException.class)
                 .hasMessageContaining("rejects replication connection");
+    }
+
+    /** A replication connection, as Debezium's (logical: "database") or pg_basebackup's (physical: "true"). */
+    private static Properties replication(String kind) {
+        Properties properties = new Properties();
+        PGProperty.REPLICATION.set(properties, kind);
+        PGProperty.ASSUME_MIN_SERVER_VERSION.set(properties, "15");
+        PGProperty.PREFER_QUERY_MODE.set(properties, "simple");
+        return properties;
     }
 
     private static Connection connect(String database, Properties properties) throws SQLException {

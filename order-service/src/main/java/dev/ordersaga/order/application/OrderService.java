@@ -1,6 +1,7 @@
 package dev.ordersaga.order.application;
 
 import dev.ordersaga.events.Ids;
+import dev.ordersaga.eventing.AfterCommit;
 import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.NotVisibleYetException;
 import dev.ordersaga.eventing.OutboxWriter;
@@ -26,8 +27,6 @@ import dev.ordersaga.order.persistence.SagaEventRepository;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import org.jboss.logging.Logger;
@@ -281,18 +280,7 @@ public class OrderService {
      * count the same order again.
      */
     private void countFinishedOnCommit(String status) {
-        transactions.registerInterposedSynchronization(new Synchronization() {
-            @Override
-            public void beforeCompletion() {
-            }
-
-            @Override
-            public void afterCompletion(int outcome) {
-                if (outcome == Status.STATUS_COMMITTED) {
-                    meters.counter("saga.orders.finished", "status", status).increment();
-                }
-            }
-        });
+        AfterCommit.run(transactions, () -> meters.counter("saga.orders.finished", "status", status).increment());
     }
 
     /** StockReleased, PaymentRefunded, ShipmentCancelled: a participant has undone its step. */

@@ -70,18 +70,19 @@ public class PaymentWorker {
     @PostConstruct
     void start() {
         calls = new ProviderCalls<>("payment-worker", threads, payments::claim, payments::claimDue, this::work, lease);
-        refundFailures = Counter.builder("saga.compensation.failures")
-                .description("Compensations that failed and will be retried")
-                .tag("step", "refund")
-                .register(meters);
-        chargeStatusFailures = Counter.builder("saga.compensation.failures")
-                .description("Compensations that failed and will be retried")
-                .tag("step", "charge-status")
-                .register(meters);
+        refundFailures = compensationFailures("refund");
+        chargeStatusFailures = compensationFailures("charge-status");
         chargesHeld = Counter.builder("saga.payment.charges.held")
                 .description("Charges held for an operator: the provider had no charge under a key it may have forgotten")
                 .register(meters);
         rechargeWindow = new RechargeWindow(rechargeWindowLength);
+    }
+
+    private Counter compensationFailures(String step) {
+        return Counter.builder("saga.compensation.failures")
+                .description("Compensations that failed and will be retried")
+                .tag("step", step)
+                .register(meters);
     }
 
     /** Before the datasource and Hibernate go: no new calls; claimed payments are retried when their lease ends. */

@@ -1,5 +1,6 @@
 package dev.ordersaga.shipping.application;
 
+import dev.ordersaga.eventing.AfterCommit;
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.OutboxWriter;
@@ -25,8 +26,6 @@ import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
-import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -325,7 +324,7 @@ public class ShippingService {
                     // the order now waits for a person (DESIGN: no automatic refund), who must hear of it: once the
                     // hold is committed, as a rolled-back one would be told and counted again on the next attempt
                     int attempts = shipment.attempts();
-                    afterCommit(() -> {
+                    AfterCommit.run(transactions, () -> {
                         shipmentsHeld.increment();
                         LOG.errorf("ALERT shipment held for an operator: shipment %s of order %s ON HOLD after %d "
                                 + "attempts (%s); nothing is refunded or cancelled: retry-shipping or cancel",
@@ -357,21 +356,6 @@ public class ShippingService {
     }
 
     /** Counts a compensation that failed for a cause of its own, outside {@link #onCancelFailed}. */
-    private void afterCommit(Runnable action) {
-        transactions.registerInterposedSynchronization(new Synchronization() {
-            @Override
-            public void beforeCompletion() {
-            }
-
-            @Override
-            public void afterCompletion(int status) {
-                if (status == Status.STATUS_COMMITTED) {
-                    action.run();
-                }
-            }
-        });
-    }
-
     void countCompensationFailure() {
         compensationFailures.increment();
     }
