@@ -13,7 +13,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -28,6 +30,9 @@ public final class KafkaTopicProbe implements AutoCloseable {
 
     private final KafkaConsumer<String, String> consumer;
     private final List<Received> received = new ArrayList<>();
+    private final List<TopicPartition> partitions = new ArrayList<>();
+    /** Where the poller stands in each partition after its last poll: what it has read is below. */
+    private final Map<TopicPartition, Long> positions = new ConcurrentHashMap<>();
     private final Thread poller;
     private final CountDownLatch positioned = new CountDownLatch(1);
     private volatile boolean closed;
@@ -56,7 +61,6 @@ public final class KafkaTopicProbe implements AutoCloseable {
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         consumer = new KafkaConsumer<>(p);
-        List<TopicPartition> partitions = new ArrayList<>();
         for (String topic : topics) {
             consumer.partitionsFor(topic, Duration.ofSeconds(30))
                     .forEach(info -> partitions.add(new TopicPartition(topic, info.partition())));
@@ -68,7 +72,7 @@ public final class KafkaTopicProbe implements AutoCloseable {
             consumer.seekToEnd(partitions);
         }
         // resolve the positions now: "from now" means before the test acts, not when the first poll happens
-        partitions.forEach(consumer::position);
+        partitions.forEach(tp -> positions.put(tp, consumer.position(tp)));
         poller = new Thread(this::poll, "kafka-probe-" + String.join(",", topics));
         poller.setDaemon(true);
         poller.start();
@@ -92,6 +96,8 @@ public final class KafkaTopicProbe implements AutoCloseable {
                 synchronized (received) {
                     records.forEach(r -> received.add(new Received(r, now)));
                 }
+                // after the records are kept: a position read as caught up means they are in all()
+                partitions.forEach(tp -> positions.put(tp, consumer.position(tp)));
             }
         } catch (WakeupException e) {
             // closing
@@ -118,6 +124,24 @@ public final class KafkaTopicProbe implements AutoCloseable {
 
     public Received awaitKey(String key, Duration timeout) {
         return await(r -> key.equals(r.key()), timeout);
+    }
+
+    /**
+     * Waits until the probe has read every record its topics hold now. What nothing publishes any more (its publisher
+     * stopped) is then in {@link #all()} or never will be: a test can assert that a record is not there without
+     * waiting for a while to see none arrive.
+     */
+    public void awaitCaughtUp(Duration timeout) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestStack.kafkaBootstrap());
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        Map<TopicPartition, Long> ends;
+        try (KafkaConsumer<String, String> looker = new KafkaConsumer<>(p)) {
+            ends = looker.endOffsets(partitions, timeout);
+        }
+        Awaitility.await("the probe at the topics' ends " + ends).atMost(timeout).pollInterval(Duration.ofMillis(50))
+                .until(() -> ends.entrySet().stream().allMatch(end -> positions.get(end.getKey()) >= end.getValue()));
     }
 
     @Override
