@@ -5,12 +5,13 @@
 # Usage: deploy/audit.sh (--since <ISO instant> | --orders <file>) [--pg-host h] [--pg-port p] [--pg-user u]
 #                        [--pg-password pw] [--kafka servers] [--payment-provider url] [--carrier url] [--json file]
 # Exit status: 0 no violation, 1 violations, 2 usage or connection error.
-# Build it first: ./mvnw -B -q package -pl deploy/audit -am
+# The first use builds it (deploy/run.sh builds the services only); after a change: ./mvnw -B -q package -pl deploy/audit -am
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JAR="$REPO/deploy/audit/target/audit.jar"
 if [ ! -f "$JAR" ]; then
-  echo "audit.sh: $JAR is missing; build it: ./mvnw -B -q package -pl deploy/audit -am" >&2
-  exit 2
+  echo "audit.sh: building the audit (deploy/audit) first" >&2
+  (cd "$REPO" && ./mvnw -B -q -ntp package -pl deploy/audit -am -DskipTests) >&2 \
+    || { echo "audit.sh: the build failed" >&2; exit 2; }
 fi
 exec java -jar "$JAR" "$@"

@@ -129,11 +129,11 @@ order-saga is running.
   Follow it:   curl -s http://127.0.0.1:8081/orders/<orderId>
                curl -s http://127.0.0.1:8081/orders/<orderId>/timeline
                grep my-first-order .stack/run/*.log
-  Operators:   curl -s -u operator:operator 'http://127.0.0.1:8081/operator/orders?waiting=true'
+  Operators:   curl -s -u "operator:${OPERATOR_PASSWORD:-operator}" 'http://127.0.0.1:8081/operator/orders?waiting=true'
   Sandboxes:   curl -s http://127.0.0.1:9101/sandbox/ledger ; curl -s http://127.0.0.1:9102/sandbox/ledger
                payment tokens tok_ok, tok_declined, tok_timeout_succeeds, tok_timeout_declined,
                tok_refund_fails_twice; shipping address line1 UNDELIVERABLE; carrier outage:
-               curl -s -X POST http://127.0.0.1:9102/sandbox/carrier/outage -d '{"failures": 3}'
+               curl -s -X POST http://127.0.0.1:9102/sandbox/carrier/outage -d '{"failures": 10}'
   API:         http://127.0.0.1:8081/q/openapi   Health: /q/health   Metrics: /q/metrics (ports 8081-8084)
 EOT
 if [ "$PG_WAS_UP" = 1 ] || [ "$KAFKA_WAS_UP" = 1 ] || [ "${KEEP_STACK:-0}" = 1 ]; then

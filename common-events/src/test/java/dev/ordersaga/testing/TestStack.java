@@ -55,7 +55,8 @@ public final class TestStack {
     private static Endpoints discover() {
         String adminUser = env("PG_ADMIN_USER", "postgres");
         String adminPassword = env("PG_ADMIN_PASSWORD", "postgres");
-        if (System.getenv("PG_HOST") != null || System.getenv("KAFKA_BOOTSTRAP_SERVERS") != null) {
+        if (System.getenv("PG_HOST") != null || System.getenv("PG_PORT") != null
+                || System.getenv("KAFKA_BOOTSTRAP_SERVERS") != null) {
             return new Endpoints(env("PG_HOST", "127.0.0.1"), Integer.parseInt(env("PG_PORT", "5432")),
                     env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"), adminUser, adminPassword);
         }

@@ -42,6 +42,13 @@ import static org.awaitility.Awaitility.await;
  */
 class FaultInjectionIT {
 
+    /**
+     * How long a spell waits for its own order to show its effect. That order goes through the saga while the rounds'
+     * other faults fall on it (a killed consumer's partitions held until its session times out, restarts); in a long
+     * run one took over 3 minutes to be paid.
+     */
+    private static final Duration SPELL_BOUND = Duration.ofMinutes(10);
+
     private static final List<String> SERVICES = List.of("order-service", "inventory-service", "payment-service", "shipping-service");
 
     private final long seed = Long.getLong("saga.faults.seed", 20261130L);
@@ -226,7 +233,7 @@ class FaultInjectionIT {
     /**
      * Slows a sandbox's answers for a spell of {@code seconds}, with an order of the spell's own so that a call falls
      * into it even when the load has ended. The spell ends once its time is up and an answer was held back (at most
-     * 3 min); its check in {@code lasting} fails the run if none was.
+     * {@link #SPELL_BOUND}); its check in {@code lasting} fails the run if none was.
      */
     private static void slowSpell(SagaSystem saga, ScheduledExecutorService spells, AtomicInteger latest, Lasting lasting,
                                   int seconds, String sku, List<UUID> placed, LongSupplier slowDown, LongSupplier slowedAnswers,
@@ -237,7 +244,7 @@ class FaultInjectionIT {
                 new Line(sku, 1, "10.50")));
         lasting.tookEffect.add(spells.schedule(() -> {
             try {
-                await("an answer held back by the spell").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500))
+                await("an answer held back by the spell").atMost(SPELL_BOUND).pollInterval(Duration.ofMillis(500))
                         .until(() -> slowedAnswers.getAsLong() > slowedBefore);
             } finally {
                 if (latest.get() == spell) {
@@ -277,7 +284,8 @@ class FaultInjectionIT {
         steps.add(new Step("slow carrier (2.5 s per answer, past shipping's timeout) for " + carrierSlowSeconds + " s", 0, saga ->
                 slowSpell(saga, spells, lasting.latestSlowCarrier, lasting, carrierSlowSeconds, sku, placed,
                         () -> saga.carrierSlow(2_500), saga::carrierSlowedAnswers, () -> saga.carrierSlow(0))));
-        steps.add(new Step("carrier down until an order of its own waits for an operator (at most 3 min)", 0, saga -> {
+        steps.add(new Step("carrier down until an order of its own waits for an operator (at most "
+                + SPELL_BOUND.toMinutes() + " min)", 0, saga -> {
             int outage = lasting.latestOutage.incrementAndGet();
             saga.carrierOutage(Integer.MAX_VALUE);
             // an order of the outage's own, so that one is held whenever the outage falls in the load
@@ -286,7 +294,7 @@ class FaultInjectionIT {
             placed.add(held);
             lasting.tookEffect.add(spells.submit(() -> {
                 try {
-                    await("order " + held + " waits for an operator").atMost(Duration.ofMinutes(3))
+                    await("order " + held + " waits for an operator").atMost(SPELL_BOUND)
                             .pollInterval(Duration.ofMillis(500)).ignoreExceptions()
                             .until(() -> saga.order(held).hasNonNull("waitingReason"));
                 } finally {

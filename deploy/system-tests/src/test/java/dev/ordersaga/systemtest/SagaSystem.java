@@ -362,6 +362,14 @@ final class SagaSystem implements AutoCloseable {
         return charges;
     }
 
+    /**
+     * How many calls the provider had with each of the order's charge keys: the ledger keeps one charge a key however
+     * often it is called, so a charge sent again under its key shows here and nowhere else.
+     */
+    List<Integer> chargeCalls(UUID orderId) {
+        return charges(orderId).stream().map(c -> c.path("chargeCalls").asInt()).toList();
+    }
+
     List<JsonNode> refunds(UUID orderId) {
         List<JsonNode> refunds = new ArrayList<>();
         paymentLedger().path("refunds").forEach(r -> {
@@ -390,6 +398,18 @@ final class SagaSystem implements AutoCloseable {
                     }
                 });
         return statuses;
+    }
+
+    /** As {@link #chargeCalls}, the create calls the carrier had with each of the order's shipment keys. */
+    List<Integer> carrierCreateCalls(UUID orderId) {
+        List<Integer> calls = new ArrayList<>();
+        json(given().baseUri(url(CARRIER)).get("/sandbox/ledger").then().statusCode(200).extract().asString())
+                .path("shipments").forEach(s -> {
+                    if (orderId.toString().equals(s.path("reference").asText())) {
+                        calls.add(s.path("createCalls").asInt());
+                    }
+                });
+        return calls;
     }
 
     /**

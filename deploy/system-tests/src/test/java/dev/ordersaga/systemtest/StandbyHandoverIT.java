@@ -82,8 +82,10 @@ class StandbyHandoverIT {
                 System.out.println(report);
                 Files.writeString(Path.of("target", "handover-report.txt"), report);
 
-                assertThat(distinct).as("every placed order's event arrived").isGreaterThanOrEqualTo(placed.size());
-                assertThat(streamingAfterMillis).as("hand-over time").isLessThan(30_000);
+                // every placed order's event arrived: the wait for each above. A killed holder's kernel closes its
+                // session, so the lock frees at once: well inside the ~20 s TCP keepalive takes for a vanished host
+                assertThat(streamingAfterMillis).as("hand-over time, ms").isLessThan(10_000);
+                assertThat(gapMillis).as("first event published after the kill, ms").isLessThan(15_000);
             }
         }
     }

@@ -1,12 +1,15 @@
 package dev.ordersaga.order.saga;
 
+import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.DeadLetters;
 import dev.ordersaga.eventing.EventHeaders;
 import dev.ordersaga.eventing.InboxPruner;
+import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.Ids;
+import dev.ordersaga.events.OrderCancelled;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentOnHold;
@@ -91,6 +94,9 @@ class OrderSagaTest {
 
     @Inject
     DataSource dataSource;
+
+    @Inject
+    OutboxWriter outbox;
 
     @Inject
     InboxPruner inboxPruner;
@@ -237,8 +243,7 @@ class OrderSagaTest {
                 .body(Orders.requestJson("SKU-MUG", 3, "10.50", "tok_ok"))
                 .post("/orders").then().statusCode(422).contentType("application/problem+json");
         assertThat(OrderRows.withCorrelation(dataSource, correlationId)).as("one order written").isEqualTo(1);
-        orderEvents.awaitKey(first, Duration.ofSeconds(30));
-        assertThat(orderEvents.matching(r -> first.equals(r.key()))).as("one OrderCreated").hasSize(1);
+        assertThat(committedSoFar(first, correlationId)).as("one OrderCreated").hasSize(1);
     }
 
     @Test
@@ -267,8 +272,7 @@ class OrderSagaTest {
             assertThat(orderIds).hasSize(1);
             assertThat(OrderRows.withCorrelation(dataSource, correlationId)).as("one order written, not one a request").isEqualTo(1);
             String placed = orderIds.iterator().next();
-            orderEvents.awaitKey(placed, Duration.ofSeconds(30));
-            assertThat(orderEvents.matching(r -> placed.equals(r.key()))).as("one OrderCreated").hasSize(1);
+            assertThat(committedSoFar(placed, correlationId)).as("one OrderCreated").hasSize(1);
         } finally {
             clients.shutdownNow();
         }
@@ -757,5 +761,20 @@ class OrderSagaTest {
 
     private static org.hamcrest.Matcher<Iterable<? extends String>> everyItemIs(String value) {
         return org.hamcrest.Matchers.everyItem(equalTo(value));
+    }
+
+    /**
+     * The order's records on order.events once a marker committed after everything the test did has arrived, the
+     * marker left out: the relay publishes in commit order, so an event committed before it is among them, not missed
+     * because the topic was read as the first one arrived.
+     */
+    private List<KafkaTopicProbe.Received> committedSoFar(String orderId, String correlationId) {
+        String marker;
+        try (Correlation.Scope ignored = Correlation.open(correlationId, null)) {
+            marker = QuarkusTransaction.requiringNew().call(
+                    () -> outbox.publish(UUID.fromString(orderId), new OrderCancelled("marker")).eventId().toString());
+        }
+        orderEvents.await(r -> orderId.equals(r.key()) && r.value().contains(marker), Duration.ofSeconds(30));
+        return orderEvents.matching(r -> orderId.equals(r.key()) && !r.value().contains(marker));
     }
 }

@@ -1,20 +1,28 @@
 package dev.ordersaga.payment.testing;
 
+import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.TestSaga;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import org.awaitility.Awaitility;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** One order's saga as payment-service sees it: facts put on their topics, and what payment published. */
 public final class OrderSaga {
 
     private final TestSaga saga;
     private final KafkaTopicProbe paymentEvents;
+    private final Set<UUID> markers = ConcurrentHashMap.newKeySet();
 
     public OrderSaga(KafkaTestProducer producer, KafkaTopicProbe paymentEvents, String name) {
         this.saga = new TestSaga(producer, name);
@@ -43,10 +51,28 @@ public final class OrderSaga {
         saga.publish(envelope);
     }
 
-    /** What payment-service published for this order so far, in order. */
+    /** What payment-service published for this order so far, in order, the markers left out. */
     public List<EventEnvelope<SagaEvent>> published() {
         return paymentEvents.matching(r -> orderId().toString().equals(r.key())).stream()
-                .map(r -> EventCodec.decode(r.value())).toList();
+                .<EventEnvelope<SagaEvent>>map(r -> EventCodec.decode(r.value()))
+                .filter(e -> !markers.contains(e.eventId())).toList();
+    }
+
+    /**
+     * Publishes a marker for the order through the service's outbox, in a transaction of its own, and waits for it.
+     * The relay publishes in commit order, so whatever the service committed for the order before it is then in
+     * {@link #published()}: a count read after this one is not a count of what happened to have arrived. The marker is
+     * a PaymentFailed, which nothing in the service consumes, and {@link #published()} leaves it out.
+     */
+    public void awaitCommittedSoFar(OutboxWriter outbox, Duration timeout) {
+        UUID marker = QuarkusTransaction.requiringNew().call(() -> {
+            try (Correlation.Scope ignored = Correlation.open(correlationId(), null)) {
+                return outbox.publish(orderId(), new dev.ordersaga.events.PaymentFailed("marker", "marker")).eventId();
+            }
+        });
+        markers.add(marker);
+        Awaitility.await("the marker " + marker).atMost(timeout).pollInterval(Duration.ofMillis(50))
+                .until(() -> !paymentEvents.matching(r -> r.value().contains(marker.toString())).isEmpty());
     }
 
     public List<String> publishedTypes() {

@@ -84,6 +84,14 @@ public final class ShippingEventsProbe implements BeforeAllCallback, AfterAllCal
         return events.stream().takeWhile(e -> !e.eventId().equals(marker)).map(EventEnvelope::type).toList();
     }
 
+    /**
+     * The types the service committed for the order so far, in order: those before a {@link #mark marker}. A copy
+     * committed with or after the awaited event is counted, not missed because the list was read as that one arrived.
+     */
+    public List<String> typesCommittedSoFar(OutboxWriter outbox, UUID orderId, String correlationId, Duration timeout) {
+        return typesBefore(orderId, mark(outbox, orderId, correlationId, timeout));
+    }
+
     /** The types, in the order they were published. */
     public List<String> typesOf(UUID orderId) {
         return of(orderId).stream().map(EventEnvelope::type).toList();
