@@ -5,7 +5,8 @@
 # Usage: deploy/audit.sh (--since <ISO instant> | --orders <file>) [--pg-host h] [--pg-port p] [--pg-user u]
 #                        [--pg-password pw] [--kafka servers] [--payment-provider url] [--carrier url] [--json file]
 # Exit status: 0 no violation, 1 violations, 2 usage or connection error.
-# The first use builds it (deploy/run.sh builds the services only); after a change: ./mvnw -B -q package -pl deploy/audit -am
+# The first use builds it (deploy/run.sh builds the services only); after a change to it:
+#   ./mvnw -B -q package -pl deploy/audit -am
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JAR="$REPO/deploy/audit/target/audit.jar"

@@ -390,26 +390,23 @@ final class SagaSystem implements AutoCloseable {
 
     /** Shipments at the carrier for the order, by status. */
     List<String> shipments(UUID orderId) {
-        List<String> statuses = new ArrayList<>();
-        json(given().baseUri(url(CARRIER)).get("/sandbox/ledger").then().statusCode(200).extract().asString())
-                .path("shipments").forEach(s -> {
-                    if (orderId.toString().equals(s.path("reference").asText())) {
-                        statuses.add(s.path("status").asText());
-                    }
-                });
-        return statuses;
+        return carrierShipments(orderId).stream().map(s -> s.path("status").asText()).toList();
     }
 
     /** As {@link #chargeCalls}, the create calls the carrier had with each of the order's shipment keys. */
     List<Integer> carrierCreateCalls(UUID orderId) {
-        List<Integer> calls = new ArrayList<>();
+        return carrierShipments(orderId).stream().map(s -> s.path("createCalls").asInt()).toList();
+    }
+
+    private List<JsonNode> carrierShipments(UUID orderId) {
+        List<JsonNode> shipments = new ArrayList<>();
         json(given().baseUri(url(CARRIER)).get("/sandbox/ledger").then().statusCode(200).extract().asString())
                 .path("shipments").forEach(s -> {
                     if (orderId.toString().equals(s.path("reference").asText())) {
-                        calls.add(s.path("createCalls").asInt());
+                        shipments.add(s);
                     }
                 });
-        return calls;
+        return shipments;
     }
 
     /**

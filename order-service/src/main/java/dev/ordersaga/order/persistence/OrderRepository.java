@@ -15,6 +15,7 @@ import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
 import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -177,9 +178,10 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
     }
 
     /** The {@code limit} that have waited longest. */
-    public List<Order> waitingForOperator(int limit) {
-        return find("waitingReason is not null and status not in ?1", Sort.by("waitingSince"),
-                List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.COMPENSATING))
+    /** Orders waiting for a person since {@code since} or later, longest waiting first. */
+    public List<Order> waitingForOperator(Instant since, int limit) {
+        return find("waitingReason is not null and status not in ?1 and waitingSince >= ?2", Sort.by("waitingSince"),
+                List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.COMPENSATING), since)
                 .page(0, limit).list();
     }
 

@@ -65,9 +65,10 @@ public class OperatorResource {
     }
 
     @GET
-    @Operation(summary = "Orders waiting for a person (waiting=true), sagas that heard nothing for longer than "
-            + "order.stalled-after (stalled=true, longest silent first; since=<instant>: those that went silent then "
-            + "or later), or all orders not finished yet")
+    @Operation(summary = "Orders waiting for a person (waiting=true, longest waiting first; since=<instant>: those "
+            + "waiting since then or later, so the last one's since asks for the next page), sagas that heard nothing "
+            + "for longer than order.stalled-after (stalled=true, longest silent first; since=<instant>: those that "
+            + "went silent then or later), or all orders not finished yet")
     public List<WaitingOrder> list(@QueryParam("waiting") String waitingParameter,
                                    @QueryParam("stalled") String stalledParameter,
                                    @QueryParam("since") String since, @QueryParam("limit") String limit) {
@@ -81,7 +82,7 @@ public class OperatorResource {
                     .toList();
         }
         return QuarkusTransaction.requiringNew().call(() -> (waiting
-                ? orderRepository.waitingForOperator(atMost)
+                ? orderRepository.waitingForOperator(QueryParameters.instant("since", since, Instant.EPOCH), atMost)
                 : orderRepository.open(atMost))
                 .stream()
                 .map(o -> new WaitingOrder(o.id(), o.status().name(), o.waitingReason(),

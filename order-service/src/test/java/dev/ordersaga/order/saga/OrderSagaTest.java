@@ -43,6 +43,7 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
 import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -331,6 +332,7 @@ class OrderSagaTest {
 
     @Test
     void anOrderOnHoldIsListedForOperatorsWhoCanRetryOrCancelIt() {
+        Instant before = Instant.now();
         Placed order = place();
         publish(order, new StockReserved("res-1", List.of()));
         publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
@@ -339,7 +341,8 @@ class OrderSagaTest {
                 given().get("/orders/{id}", order.id()).then().body("waitingReason", equalTo("carrier unavailable after 5 attempts")));
 
         given().get("/operator/orders?waiting=true").then().statusCode(401);
-        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true").then().statusCode(200)
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true&since=" + before)
+                .then().statusCode(200)
                 .body("find { it.orderId == '%s' }.reason".formatted(order.id()), equalTo("carrier unavailable after 5 attempts"))
                 .body("find { it.orderId == '%s' }.waitingFor".formatted(order.id()), equalTo("SHIPPING"));
 
@@ -427,6 +430,7 @@ class OrderSagaTest {
 
     @Test
     void anOrderWhoseChargeIsHeldIsListedForOperatorsWhoCanCancelButNotRetryShipping() {
+        Instant before = Instant.now();
         Placed order = place();
         publish(order, new StockReserved("res-1", List.of()));
         String reason = "payment provider has no charge under key pay-1: it may have forgotten the key";
@@ -434,7 +438,8 @@ class OrderSagaTest {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 given().get("/orders/{id}", order.id()).then().body("waitingReason", equalTo(reason)));
 
-        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true").then().statusCode(200)
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true&since=" + before)
+                .then().statusCode(200)
                 .body("find { it.orderId == '%s' }.reason".formatted(order.id()), equalTo(reason))
                 .body("find { it.orderId == '%s' }.waitingFor".formatted(order.id()), equalTo("PAYMENT"))
                 .body("find { it.orderId == '%s' }.status".formatted(order.id()), equalTo("STOCK_RESERVED"));
@@ -671,7 +676,8 @@ class OrderSagaTest {
     }
 
     @Test
-    void theOrdersWaitingForAnOperatorAreListedAtMostLimitAtATime() {
+    void theOrdersWaitingForAnOperatorAreListedAtMostLimitAtATimeAndPagedBySince() {
+        Instant before = Instant.now();
         List<Placed> onHold = List.of(place(), place(), place());
         for (Placed order : onHold) {
             publish(order, new ShipmentOnHold("shp-1", "carrier unavailable after 5 attempts", 5));
@@ -686,6 +692,20 @@ class OrderSagaTest {
                 .get("/operator/orders?waiting=true&limit=1000")
                 .then().statusCode(200).extract().jsonPath().getList("orderId", String.class);
         assertThat(all).containsAll(onHold.stream().map(o -> o.id().toString()).toList());
+
+        // longest waiting first; the page after a row starts at its since (the row itself again)
+        List<String> ids = onHold.stream().map(o -> o.id().toString()).toList();
+        JsonPath firstPage = given().auth().preemptive().basic("operator", "operator")
+                .get("/operator/orders?waiting=true&limit=2&since=" + before).then().statusCode(200).extract().jsonPath();
+        List<String> first = firstPage.getList("orderId", String.class);
+        assertThat(first).hasSize(2).isSubsetOf(ids);
+        List<String> next = given().auth().preemptive().basic("operator", "operator")
+                .get("/operator/orders?waiting=true&limit=2&since=" + firstPage.getString("[1].since"))
+                .then().statusCode(200).extract().jsonPath().getList("orderId", String.class);
+        assertThat(next).as("the second page").hasSize(2).startsWith(first.get(1)).doesNotContain(first.get(0));
+        assertThat(List.of(first.get(0), first.get(1), next.get(1))).containsExactlyInAnyOrderElementsOf(ids);
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true&since=yesterday")
+                .then().statusCode(400).contentType("application/problem+json");
     }
 
     @Test

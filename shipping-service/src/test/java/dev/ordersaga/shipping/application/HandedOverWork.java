@@ -14,7 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * What committed transactions handed to {@link ShipmentWorker}, seen as the worker sees it: the calls a transaction
  * left claimed and the work it left due later. A carrier call is made on nothing else (the sweep aside, which only
  * takes rows whose next attempt is due), so a test can tell that none will follow from a commit without waiting to
- * see none arrive. Kept per committing thread: the observers run in the thread that commits, before its commit
+ * see none arrive. Kept per watched thread: the observers run in the thread that commits, before its commit
  * returns, while the service's own consumer and sweep commit on theirs.
  */
 @ApplicationScoped
@@ -27,24 +27,28 @@ public class HandedOverWork {
     private final Map<Thread, List<HandOver>> byThread = new ConcurrentHashMap<>();
 
     void onClaimed(@Observes(during = TransactionPhase.AFTER_SUCCESS) ClaimedCalls claimed) {
-        handOvers().add(new HandOver(claimed.calls().stream().map(CarrierWork::shipmentId).toList(), List.of()));
+        record(new HandOver(claimed.calls().stream().map(CarrierWork::shipmentId).toList(), List.of()));
     }
 
     void onDue(@Observes(during = TransactionPhase.AFTER_SUCCESS) ShipmentDue due) {
-        handOvers().add(new HandOver(List.of(), List.of(due.shipmentId())));
+        record(new HandOver(List.of(), List.of(due.shipmentId())));
     }
 
-    /** Forgets what the current thread's earlier commits handed over. */
-    public void clearForThisThread() {
-        byThread.remove(Thread.currentThread());
+    /** From now on, keeps what the current thread's commits hand over (and forgets what it kept before). */
+    public void watchThisThread() {
+        byThread.put(Thread.currentThread(), new CopyOnWriteArrayList<>());
     }
 
-    /** What the current thread's commits handed over since it last cleared, in commit order. */
+    /** What the current thread's commits handed over since it began to be watched, in commit order. */
     public List<HandOver> ofThisThread() {
         return List.copyOf(byThread.getOrDefault(Thread.currentThread(), List.of()));
     }
 
-    private List<HandOver> handOvers() {
-        return byThread.computeIfAbsent(Thread.currentThread(), thread -> new CopyOnWriteArrayList<>());
+    /** Only for watched threads: the service's own consumer and workers commit all along. */
+    private void record(HandOver handOver) {
+        List<HandOver> watched = byThread.get(Thread.currentThread());
+        if (watched != null) {
+            watched.add(handOver);
+        }
     }
 }

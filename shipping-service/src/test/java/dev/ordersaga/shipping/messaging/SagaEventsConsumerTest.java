@@ -132,7 +132,7 @@ class SagaEventsConsumerTest {
         EventEnvelope<PaymentSucceeded> paid = EventEnvelope.of(orderId, correlationId, null, paymentSucceeded());
         EventEnvelope<OrderCancelling> cancelling = EventEnvelope.of(orderId, correlationId, null, orderCancelling());
         apply(created);
-        handedOver.clearForThisThread();
+        handedOver.watchThisThread();
 
         incoming.processAll(List.of(record(paid, 0), record(cancelling, 1)), consumer.handlers());
 
