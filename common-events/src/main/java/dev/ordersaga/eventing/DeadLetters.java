@@ -4,9 +4,11 @@ import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.SagaEvent;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.StartupEvent;
 import io.smallrye.common.annotation.Identifier;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -17,6 +19,8 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -24,11 +28,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -54,6 +61,8 @@ public class DeadLetters {
     public static final String OFFSET = "dead-letter-offset";
 
     private static final Logger LOG = Logger.getLogger(DeadLetters.class);
+    private static final String PARKED = "saga.consumer.parked";
+    private static final String INCOMING = "mp.messaging.incoming.";
     private static final Duration READ_TIMEOUT = Duration.ofSeconds(10);
 
     /** A parked message: where it lies on the dead-letter topic, why it was parked, and where it came from. */
@@ -146,7 +155,27 @@ public class DeadLetters {
             // not parked, so not acknowledged either: the message comes again
             throw new IllegalStateException("could not park a message of " + record.topic() + " on " + topic(), e);
         }
-        meters.counter("saga.consumer.parked", "topic", record.topic()).increment();
+        meters.counter(PARKED, "topic", record.topic()).increment();
+    }
+
+    /**
+     * The parked counter of every topic the service's channels consume, at 0 from the start, as the other counters an
+     * alert watches: a rule on its increase then sees the first park too, which would otherwise create it at 1.
+     */
+    void countFromTheStart(@Observes StartupEvent event) {
+        consumedTopics(ConfigProvider.getConfig()).forEach(topic -> meters.counter(PARKED, "topic", topic));
+    }
+
+    /** The topics the incoming channels' {@code topic} or {@code topics} settings name. */
+    static Set<String> consumedTopics(Config config) {
+        Set<String> topics = new TreeSet<>();
+        for (String name : config.getPropertyNames()) {
+            if (name.startsWith(INCOMING) && (name.endsWith(".topic") || name.endsWith(".topics"))) {
+                config.getOptionalValue(name, String.class).ifPresent(value -> Arrays.stream(value.split(","))
+                        .map(String::strip).filter(topic -> !topic.isEmpty()).forEach(topics::add));
+            }
+        }
+        return topics;
     }
 
     /** The last {@code limit} messages parked on the dead-letter topic, the latest first. */
