@@ -55,12 +55,7 @@ public final class KafkaTopicProbe implements AutoCloseable {
     }
 
     private KafkaTopicProbe(Collection<String> topics, boolean fromBeginning) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestStack.kafkaBootstrap());
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        consumer = new KafkaConsumer<>(p);
+        consumer = new KafkaConsumer<>(consumerProperties());
         for (String topic : topics) {
             consumer.partitionsFor(topic, Duration.ofSeconds(30))
                     .forEach(info -> partitions.add(new TopicPartition(topic, info.partition())));
@@ -76,6 +71,16 @@ public final class KafkaTopicProbe implements AutoCloseable {
         poller = new Thread(this::poll, "kafka-probe-" + String.join(",", topics));
         poller.setDaemon(true);
         poller.start();
+    }
+
+    /** A consumer of no group, which commits nothing. */
+    private static Properties consumerProperties() {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestStack.kafkaBootstrap());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        return p;
     }
 
     /** Sees what is published from now on. */
@@ -132,12 +137,8 @@ public final class KafkaTopicProbe implements AutoCloseable {
      * waiting for a while to see none arrive.
      */
     public void awaitCaughtUp(Duration timeout) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestStack.kafkaBootstrap());
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         Map<TopicPartition, Long> ends;
-        try (KafkaConsumer<String, String> looker = new KafkaConsumer<>(p)) {
+        try (KafkaConsumer<String, String> looker = new KafkaConsumer<>(consumerProperties())) {
             ends = looker.endOffsets(partitions, timeout);
         }
         Awaitility.await("the probe at the topics' ends " + ends).atMost(timeout).pollInterval(Duration.ofMillis(50))

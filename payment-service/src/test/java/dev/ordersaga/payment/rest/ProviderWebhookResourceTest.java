@@ -2,7 +2,6 @@ package dev.ordersaga.payment.rest;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.PaymentFailed;
@@ -87,7 +86,7 @@ class ProviderWebhookResourceTest {
         // the provider repeats itself, and stale news of a decline comes late: neither changes anything
         postWebhook(webhook("charge.succeeded", chargeId, payment.id().toString(), saga.orderId())).statusCode(204);
         postWebhook(webhook("charge.declined", null, payment.id().toString(), saga.orderId())).statusCode(204);
-        UUID marker = publishMarker(saga);
+        UUID marker = saga.publishMarker(outbox);
 
         // by its id: the marker is a PaymentFailed, the very type a wrongly taken decline would publish
         await().atMost(PATIENCE).until(() -> saga.published().stream().anyMatch(e -> e.eventId().equals(marker)));
@@ -266,12 +265,6 @@ class ProviderWebhookResourceTest {
     }
 
     /** A later event of the same order, on the same partition: what was published before it is there before it. */
-    private UUID publishMarker(OrderSaga saga) {
-        try (Correlation.Scope ignored = Correlation.open(saga.correlationId(), null)) {
-            return QuarkusTransaction.requiringNew().call(
-                    () -> outbox.publish(saga.orderId(), new PaymentFailed("marker", "marker")).eventId());
-        }
-    }
 
     private static Map<String, Object> webhook(String type, String chargeId, String idempotencyKey, UUID orderId) {
         Map<String, Object> body = new LinkedHashMap<>();

@@ -4,6 +4,7 @@ import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
@@ -51,7 +52,22 @@ public final class OrderSaga {
         saga.publish(envelope);
     }
 
-    /** What payment-service published for this order so far, in order, the markers left out. */
+    /**
+     * Commits a marker for the order through the service's outbox, in a transaction of its own: a PaymentFailed, which
+     * nothing in the service consumes. The relay publishes in commit order, so what was committed before it is on the
+     * topic before it.
+     *
+     * @return the marker's event id
+     */
+    public UUID publishMarker(OutboxWriter outbox) {
+        return QuarkusTransaction.requiringNew().call(() -> {
+            try (Correlation.Scope ignored = Correlation.open(correlationId(), null)) {
+                return outbox.publish(orderId(), new PaymentFailed("marker", "marker")).eventId();
+            }
+        });
+    }
+
+    /** What payment-service published for this order so far, in order, the markers it awaited left out. */
     public List<EventEnvelope<SagaEvent>> published() {
         return paymentEvents.matching(r -> orderId().toString().equals(r.key())).stream()
                 .<EventEnvelope<SagaEvent>>map(r -> EventCodec.decode(r.value()))
@@ -61,15 +77,11 @@ public final class OrderSaga {
     /**
      * Publishes a marker for the order through the service's outbox, in a transaction of its own, and waits for it.
      * The relay publishes in commit order, so whatever the service committed for the order before it is then in
-     * {@link #published()}: a count read after this one is not a count of what happened to have arrived. The marker is
-     * a PaymentFailed, which nothing in the service consumes, and {@link #published()} leaves it out.
+     * {@link #published()}: a count read after this one is not a count of what happened to have arrived. The marker
+     * ({@link #publishMarker}) is left out of {@link #published()}.
      */
     public void awaitCommittedSoFar(OutboxWriter outbox, Duration timeout) {
-        UUID marker = QuarkusTransaction.requiringNew().call(() -> {
-            try (Correlation.Scope ignored = Correlation.open(correlationId(), null)) {
-                return outbox.publish(orderId(), new dev.ordersaga.events.PaymentFailed("marker", "marker")).eventId();
-            }
-        });
+        UUID marker = publishMarker(outbox);
         markers.add(marker);
         Awaitility.await("the marker " + marker).atMost(timeout).pollInterval(Duration.ofMillis(50))
                 .until(() -> !paymentEvents.matching(r -> r.value().contains(marker.toString())).isEmpty());
