@@ -40,7 +40,7 @@ import static org.awaitility.Awaitility.await;
  * <p>Applied to every {@code *IT} class, before its own {@code @BeforeAll}, by JUnit's extension auto-detection
  * ({@code junit-platform.properties}), so that no system test can forget it. It needs the previous class's services
  * gone. One killed with SIGKILL leaves its slot in use until PostgreSQL notices, and its consumer group with a member
- * until Kafka's session timeout (45 s) ends it: so each step is tried again for up to {@link #GONE_WITHIN}.
+ * until its session timeout (10 s, common-events' default) ends it: so each step is tried again for up to {@link #GONE_WITHIN}.
  */
 public final class CleanSlate implements BeforeAllCallback {
 

@@ -2,6 +2,10 @@ package dev.ordersaga.systemtest;
 
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.testing.KafkaTopicProbe;
+import dev.ordersaga.testing.TestStack;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -12,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -24,20 +29,32 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Two instances of one service: one streams, the other stands by; kill -9 the streaming one under load and the
- * other takes over, with nothing lost.
+ * other takes over, with nothing lost. Both consume, so the killed one also held partitions of its consumer group:
+ * the other has them once the killed one's session has timed out.
  */
 class StandbyHandoverIT {
 
     private record Placed(UUID orderId, long placedAtMillis) {
     }
 
+    /**
+     * Inventory's answer to every order placed after the kill is applied by the surviving order-service within this
+     * much of the kill: the killed one's partitions wait for its session to time out (10 s; Kafka's default of 45 s
+     * fails it), then for the group to rebalance.
+     */
+    private static final long PARTITIONS_BACK_WITHIN_MILLIS = 25_000;
+
     @Test
     void standbyTakesOverWithinSecondsWhenTheStreamingInstanceIsKilled() throws Exception {
         try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS);
+             // no stock: it answers every order with StockReservationFailed, on a partition of inventory.events
+             ServiceProcess inventory = ServiceProcess.start("inventory-service", "handover-inventory", 18182, Map.of()).awaitReady();
              ServiceProcess first = ServiceProcess.start("order-service", "handover-order-a", 18181, Map.of()).awaitReady()) {
             first.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
             try (ServiceProcess second = ServiceProcess.start("order-service", "handover-order-b", 18191, Map.of()).awaitReady()) {
                 second.awaitRelayRole("STANDBY", Duration.ofSeconds(30));
+                await("both instances consume a share of order-service's partitions").atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(500)).until(StandbyHandoverIT::bothInstancesHavePartitions);
 
                 List<Placed> placed = new CopyOnWriteArrayList<>();
                 AtomicBoolean loading = new AtomicBoolean(true);
@@ -72,13 +89,25 @@ class StandbyHandoverIT {
                         .mapToLong(KafkaTopicProbe.Received::receivedAtMillis).min();
                 long gapMillis = firstPublishAfterKill.orElseThrow() - killedAt;
 
+                String placedAfterKill = placed.stream().filter(p -> p.placedAtMillis() > killedAt)
+                        .map(p -> p.orderId().toString()).collect(Collectors.joining(","));
+                long answersExpected = placedAfterKill.split(",").length;
+                await("inventory's answer to every order placed after the kill applied by the surviving instance")
+                        .atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
+                        .until(() -> Databases.count("order_db", "SELECT count(*) FROM inbox WHERE event_type = 'StockReservationFailed'"
+                                + " AND order_id::text = ANY (string_to_array(?, ','))", placedAfterKill) == answersExpected);
+                long lastAnswerMillis = Databases.count("order_db", "SELECT (extract(epoch FROM max(received_at)) * 1000)::bigint"
+                        + " FROM inbox WHERE event_type = 'StockReservationFailed' AND order_id::text = ANY (string_to_array(?, ','))",
+                        placedAfterKill) - killedAt;
+
                 String report = """
                         CDC relay hand-over (order-service, two instances, kill -9 of the streaming one under ~25 orders/s)
                           standby reports STREAMING after: %d ms
                           first event published after the kill: %d ms after the kill
                           orders placed: %d, events received: %d, distinct: %d, duplicates (absorbed by inboxes): %d, lost: 0
+                          inventory's answers to the %d orders placed after the kill all applied: %d ms after the kill
                         """.formatted(streamingAfterMillis, gapMillis, placed.size(), received.size(), distinct,
-                        received.size() - distinct);
+                        received.size() - distinct, answersExpected, lastAnswerMillis);
                 System.out.println(report);
                 Files.writeString(Path.of("target", "handover-report.txt"), report);
 
@@ -86,7 +115,18 @@ class StandbyHandoverIT {
                 // session, so the lock frees at once: well inside the ~20 s TCP keepalive takes for a vanished host
                 assertThat(streamingAfterMillis).as("hand-over time, ms").isLessThan(10_000);
                 assertThat(gapMillis).as("first event published after the kill, ms").isLessThan(15_000);
+                assertThat(lastAnswerMillis).as("the killed instance's partitions consumed again, ms after the kill")
+                        .isLessThan(PARTITIONS_BACK_WITHIN_MILLIS);
             }
+        }
+    }
+
+    private static boolean bothInstancesHavePartitions() throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestStack.kafkaBootstrap()))) {
+            ConsumerGroupDescription group = admin.describeConsumerGroups(List.of("order-service")).all()
+                    .get(10, TimeUnit.SECONDS).get("order-service");
+            return group.members().size() == 2
+                    && group.members().stream().noneMatch(m -> m.assignment().topicPartitions().isEmpty());
         }
     }
 
