@@ -35,7 +35,7 @@ import static org.awaitility.Awaitility.await;
  * no violation.
  *
  * <p>Repeatable: {@code -Dsaga.faults.seed=N} fixes the load and the faults' order and timing (the machine's own
- * timing still varies). The small run of the suite places {@code saga.faults.orders} (default 120) orders;
+ * timing still varies). The small run of the suite places {@code saga.faults.orders} (default 300) orders;
  * {@code deploy/faults.sh} runs a long one. With {@code saga.faults.replicas} above 1 every service runs that many
  * instances, as deployed, and each kill hits one of them: its partitions move to the others mid-stream, a standby
  * takes over its outbox stream if it streamed, and the instances' workers race for the same provider calls.
@@ -52,7 +52,7 @@ class FaultInjectionIT {
     private static final List<String> SERVICES = List.of("order-service", "inventory-service", "payment-service", "shipping-service");
 
     private final long seed = Long.getLong("saga.faults.seed", 20261130L);
-    private final int orders = Integer.getInteger("saga.faults.orders", 120);
+    private final int orders = Integer.getInteger("saga.faults.orders", 300);
     /** Rounds of every fault kind at most; 0: for as long as the load lasts. */
     private final int maxRounds = Integer.getInteger("saga.faults.rounds", 1);
     private final int replicas = replicas();
