@@ -22,7 +22,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -89,9 +88,10 @@ class StandbyHandoverIT {
                         .mapToLong(KafkaTopicProbe.Received::receivedAtMillis).min();
                 long gapMillis = firstPublishAfterKill.orElseThrow() - killedAt;
 
-                String placedAfterKill = placed.stream().filter(p -> p.placedAtMillis() > killedAt)
-                        .map(p -> p.orderId().toString()).collect(Collectors.joining(","));
-                long answersExpected = placedAfterKill.split(",").length;
+                List<String> afterKill = placed.stream().filter(p -> p.placedAtMillis() > killedAt)
+                        .map(p -> p.orderId().toString()).toList();
+                String placedAfterKill = String.join(",", afterKill);
+                long answersExpected = afterKill.size();
                 await("inventory's answer to every order placed after the kill applied by the surviving instance")
                         .atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
                         .until(() -> Databases.count("order_db", "SELECT count(*) FROM inbox WHERE event_type = 'StockReservationFailed'"

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventEnvelope;
-import dev.ordersaga.events.PaymentFailed;
 import dev.ordersaga.events.PaymentRefunded;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.SagaEvent;
@@ -263,8 +262,6 @@ class ProviderWebhookResourceTest {
             return payment;
         });
     }
-
-    /** A later event of the same order, on the same partition: what was published before it is there before it. */
 
     private static Map<String, Object> webhook(String type, String chargeId, String idempotencyKey, UUID orderId) {
         Map<String, Object> body = new LinkedHashMap<>();
