@@ -145,6 +145,12 @@ class KubernetesManifestsTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("overlays")
+    void onlyTheServicesReachKafkaAndPostgres(String overlay) {
+        assertThat(ManifestChecks.networkAccess(rendered(overlay))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
     void everyServiceHasAServiceABudgetADatabaseAndARoleWithReplication(String overlay) {
         assertThat(ManifestChecks.services(rendered(overlay))).isEmpty();
     }
@@ -377,6 +383,66 @@ class KubernetesManifestsTest {
                         + "ScheduleAnyway, not DoNotSchedule, so the scheduler may put its replicas on one node",
                 "Deployment shipping-service: its spread across kubernetes.io/hostname counts cordoned nodes "
                         + "(nodeTaintsPolicy is not Honor), so on two nodes the replica a drain evicts can be placed nowhere");
+    }
+
+    @Test
+    void aKafkaListenerOpenToEveryPodIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kafka.yaml"), yaml -> removeBlock(yaml, "networkPolicyPeers"));
+
+        assertThat(ManifestChecks.networkAccess(render(manifests, "dev"))).containsExactly(
+                "Kafka order-saga listener plain: no networkPolicyPeers, so every pod of the cluster may publish saga events");
+    }
+
+    @Test
+    void postgresWithoutANetworkPolicyIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kustomization.yaml"), yaml -> replaceOnce(yaml, "  - network-policies.yaml\n", ""));
+
+        assertThat(ManifestChecks.networkAccess(render(manifests, "prod"))).containsExactly(
+                "Cluster order-saga-db: no NetworkPolicy selects its instances (cnpg.io/cluster=order-saga-db), so every "
+                        + "pod of the cluster may connect");
+    }
+
+    @Test
+    void aServiceWhosePodsThePoliciesMissIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/payment-service.yaml"), yaml -> replaceAll(yaml,
+                "app.kubernetes.io/component: saga-service", "app.kubernetes.io/component: payments"));
+
+        assertThat(ManifestChecks.networkAccess(render(manifests, "prod"))).containsExactly(
+                "Kafka order-saga listener plain: does not admit the pods of Deployment payment-service "
+                        + "{\"app.kubernetes.io/component\":\"payments\",\"app.kubernetes.io/name\":\"payment-service\","
+                        + "\"app.kubernetes.io/part-of\":\"order-saga\"}",
+                "Cluster order-saga-db on 5432: does not admit the pods of Deployment payment-service "
+                        + "{\"app.kubernetes.io/component\":\"payments\",\"app.kubernetes.io/name\":\"payment-service\","
+                        + "\"app.kubernetes.io/part-of\":\"order-saga\"}");
+    }
+
+    @Test
+    void anotherPodAdmittedOrAnOpenRuleOrNoRuleForTheOperatorIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        // the dev sandboxes labelled as services would reach the broker and the database
+        edit(manifests.resolve("overlays/dev/sandboxes.yaml"), yaml -> replaceAll(yaml,
+                "app.kubernetes.io/component: sandbox", "app.kubernetes.io/component: saga-service"));
+        edit(manifests.resolve("base/network-policies.yaml"), yaml -> replaceOnce(yaml, "          port: 8000\n", "          port: 8001\n"));
+
+        assertThat(ManifestChecks.networkAccess(render(manifests, "dev"))).containsExactlyInAnyOrder(
+                "Kafka order-saga listener plain: admits the pods of Deployment payment-provider-sandbox, which is not a "
+                        + "saga service",
+                "Kafka order-saga listener plain: admits the pods of Deployment carrier-sandbox, which is not a saga service",
+                "Cluster order-saga-db on 5432: admits the pods of Deployment payment-provider-sandbox, which is not a "
+                        + "saga service",
+                "Cluster order-saga-db on 5432: admits the pods of Deployment carrier-sandbox, which is not a saga service",
+                "Cluster order-saga-db: no rule lets CloudNativePG's operator (another namespace) reach the instances on "
+                        + "8000");
+
+        Path open = copyOfManifests(temp.resolve("open"));
+        edit(open.resolve("base/network-policies.yaml"), yaml -> replaceOnce(yaml,
+                "    - from:\n        - podSelector:\n            matchLabels:\n              cnpg.io/cluster: order-saga-db\n",
+                "    - ports:\n        - port: 9187\n"));
+        assertThat(ManifestChecks.networkAccess(render(open, "dev"))).containsExactly(
+                "NetworkPolicy order-saga-db: an ingress rule without 'from' admits every pod and address");
     }
 
     @Test

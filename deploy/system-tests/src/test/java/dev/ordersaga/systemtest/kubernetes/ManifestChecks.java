@@ -1,6 +1,7 @@
 package dev.ordersaga.systemtest.kubernetes;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -84,6 +85,9 @@ final class ManifestChecks {
     static final int SERVICE_PORT = 8080;
     /** The pod label `kubectl logs -l app.kubernetes.io/part-of=order-saga` follows a saga by (README). */
     static final String PART_OF = "app.kubernetes.io/part-of";
+    private static final int POSTGRES_PORT = 5432;
+    /** CloudNativePG's instance manager: the operator reads each instance's status there. */
+    private static final int INSTANCE_STATUS_PORT = 8000;
     /** The node label a spread across nodes is over. */
     static final String HOSTNAME = "kubernetes.io/hostname";
 
@@ -760,6 +764,102 @@ final class ManifestChecks {
             connections += (deployment.at("/spec/replicas").asInt(1) + 1) * (pool + RELAY_SESSIONS);
         }
         return connections;
+    }
+
+    // ------------------------------------------------------------------------------------------------ network
+
+    /**
+     * Kafka's plain listener and the PostgreSQL instances admit the services' pods and no other pod the overlay runs:
+     * the broker has no authentication, so a pod that reaches it may publish any saga event. Selectors are read as
+     * their matchLabels; a peer with a namespaceSelector admits pods of other namespaces, which only the database's
+     * operator needs.
+     */
+    static List<String> networkAccess(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        List<JsonNode> workloads = new ArrayList<>(rendered.ofKind("Deployment"));
+        workloads.addAll(rendered.ofKind("StatefulSet"));
+        rendered.ofKind("Kafka").stream().findFirst().ifPresent(kafka -> {
+            Optional<JsonNode> listener = list(kafka.at("/spec/kafka/listeners")).stream()
+                    .filter(l -> !l.path("tls").asBoolean(false) && "internal".equals(l.path("type").asText()))
+                    .findFirst();
+            if (listener.isEmpty()) {
+                return;
+            }
+            String where = describe(kafka) + " listener " + listener.get().path("name").asText();
+            List<JsonNode> peers = list(listener.get().path("networkPolicyPeers"));
+            if (peers.isEmpty()) {
+                problems.add(where + ": no networkPolicyPeers, so every pod of the cluster may publish saga events");
+                return;
+            }
+            checkPeers(problems, where, peers, workloads);
+        });
+        rendered.ofKind("Cluster").stream().findFirst().ifPresent(cluster -> {
+            JsonNode instanceLabels = new ObjectMapper().createObjectNode().put("cnpg.io/cluster", name(cluster));
+            List<JsonNode> policies = rendered.ofKind("NetworkPolicy").stream()
+                    .filter(p -> selects(p.at("/spec/podSelector/matchLabels"), instanceLabels))
+                    .filter(p -> p.at("/spec/policyTypes").isMissingNode()
+                            || list(p.at("/spec/policyTypes")).stream().anyMatch(t -> "Ingress".equals(t.asText())))
+                    .toList();
+            String where = describe(cluster);
+            if (policies.isEmpty()) {
+                problems.add(where + ": no NetworkPolicy selects its instances (cnpg.io/cluster=" + name(cluster)
+                        + "), so every pod of the cluster may connect");
+                return;
+            }
+            List<JsonNode> onPostgres = new ArrayList<>();
+            boolean operatorReachesStatus = false;
+            for (JsonNode policy : policies) {
+                for (JsonNode rule : list(policy.at("/spec/ingress"))) {
+                    if (list(rule.path("from")).isEmpty()) {
+                        problems.add(describe(policy) + ": an ingress rule without 'from' admits every pod and address");
+                        continue;
+                    }
+                    if (admitsPort(rule, POSTGRES_PORT)) {
+                        onPostgres.addAll(list(rule.path("from")));
+                    }
+                    boolean fromOtherNamespace = list(rule.path("from")).stream()
+                            .anyMatch(peer -> peer.has("namespaceSelector"));
+                    operatorReachesStatus |= fromOtherNamespace && admitsPort(rule, INSTANCE_STATUS_PORT);
+                }
+            }
+            // the instances themselves are not workloads of the overlay; the operator makes their pods
+            checkPeers(problems, where + " on " + POSTGRES_PORT, onPostgres, workloads);
+            if (!operatorReachesStatus) {
+                problems.add(where + ": no rule lets CloudNativePG's operator (another namespace) reach the instances on "
+                        + INSTANCE_STATUS_PORT);
+            }
+        });
+        return problems;
+    }
+
+    /** Every service's pods are admitted by a peer of the namespace; no other workload's pods are. */
+    private static void checkPeers(List<String> problems, String where, List<JsonNode> peers, List<JsonNode> workloads) {
+        List<JsonNode> inNamespace = peers.stream()
+                .filter(peer -> !peer.has("namespaceSelector") && !peer.has("ipBlock"))
+                .toList();
+        for (JsonNode workload : workloads) {
+            JsonNode labels = workload.at("/spec/template/metadata/labels");
+            boolean admitted = inNamespace.stream().anyMatch(peer -> admits(peer.path("podSelector"), labels));
+            if (isSagaService(workload) && !admitted) {
+                problems.add(where + ": does not admit the pods of " + describe(workload) + " " + labels);
+            } else if (!isSagaService(workload) && admitted) {
+                problems.add(where + ": admits the pods of " + describe(workload) + ", which is not a saga service");
+            }
+        }
+    }
+
+    /** An empty podSelector admits every pod of the namespace. */
+    private static boolean admits(JsonNode podSelector, JsonNode labels) {
+        JsonNode matchLabels = podSelector.path("matchLabels");
+        boolean everyPod = podSelector.isObject() && podSelector.isEmpty()
+                || matchLabels.isObject() && matchLabels.isEmpty() && !podSelector.has("matchExpressions");
+        return everyPod || selects(matchLabels, labels);
+    }
+
+    /** A rule without ports admits every port. */
+    private static boolean admitsPort(JsonNode rule, int port) {
+        List<JsonNode> ports = list(rule.path("ports"));
+        return ports.isEmpty() || ports.stream().anyMatch(p -> p.path("port").asInt(-1) == port);
     }
 
     // ----------------------------------------------------------------------------------------------- services
