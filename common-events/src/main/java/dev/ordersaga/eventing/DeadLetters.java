@@ -47,9 +47,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * parked. A message that fails for a passing reason, or because the service is shutting down, is never parked;
  * it stays unacknowledged and comes again.
  *
- * <p>Once its cause is mended, an operator republishes a parked message to the topic it came from ({@link #replay}):
- * every consumer of that topic hears it again, and the inboxes let it through only where it was never applied.
- * The parked copy stays on the dead-letter topic, which keeps what was parked and when.
+ * <p>Once its cause is mended, an operator republishes a parked message to the service's replay topic
+ * ({@code <service>.replay}, {@link #replay}), which the service consumes with its events and no other service
+ * does: the service applies it as any delivery, and its inbox lets it through only if it was never applied. A
+ * service so writes no topic it consumes from another service. The parked copy stays on the dead-letter topic,
+ * which keeps what was parked and when.
  */
 @ApplicationScoped
 public class DeadLetters {
@@ -59,6 +61,8 @@ public class DeadLetters {
     public static final String TOPIC = "dead-letter-topic";
     public static final String PARTITION = "dead-letter-partition";
     public static final String OFFSET = "dead-letter-offset";
+    /** On a replayed message: the topic it first came from, which a replayed message parked again still names. */
+    public static final String REPLAYED_FROM = "replayed-from";
 
     private static final Logger LOG = Logger.getLogger(DeadLetters.class);
     private static final String PARKED = "saga.consumer.parked";
@@ -99,7 +103,7 @@ public class DeadLetters {
         }
     }
 
-    /** Where a replayed message was republished. */
+    /** Where a replayed message was republished: the service's replay topic. */
     public record Replayed(String eventId, String topic, int partition, long offset) {
     }
 
@@ -131,6 +135,16 @@ public class DeadLetters {
         return serviceName + ".dlq";
     }
 
+    public String replayTopic() {
+        return serviceName + ".replay";
+    }
+
+    /** The topic a message first came from: its own, or for a replayed one the topic it was parked from. */
+    public static String origin(ConsumerRecord<String, String> record) {
+        String replayedFrom = header(record, REPLAYED_FROM);
+        return replayedFrom != null ? replayedFrom : record.topic();
+    }
+
     public void park(ConsumerRecord<String, String> record, Throwable reason) {
         ProducerRecord<String, String> parked = new ProducerRecord<>(topic(), null, record.key(), record.value());
         for (Header header : record.headers()) {
@@ -139,7 +153,7 @@ public class DeadLetters {
         parked.headers()
                 .add(REASON, utf8(String.valueOf(reason.getMessage())))
                 .add(CAUSE, utf8(reason.getClass().getName()))
-                .add(TOPIC, utf8(record.topic()))
+                .add(TOPIC, utf8(origin(record)))
                 .add(PARTITION, utf8(Integer.toString(record.partition())))
                 .add(OFFSET, utf8(Long.toString(record.offset())));
         if (failedParks > 0 && parksFailed.incrementAndGet() <= failedParks) {
@@ -155,15 +169,24 @@ public class DeadLetters {
             // not parked, so not acknowledged either: the message comes again
             throw new IllegalStateException("could not park a message of " + record.topic() + " on " + topic(), e);
         }
-        meters.counter(PARKED, "topic", record.topic()).increment();
+        meters.counter(PARKED, "topic", origin(record)).increment();
     }
 
     /**
      * The parked counter of every topic the service's channels consume, at 0 from the start, as the other counters an
-     * alert watches: a rule on its increase then sees the first park too, which would otherwise create it at 1.
+     * alert watches: a rule on its increase then sees the first park too, which would otherwise create it at 1. A
+     * service none of whose channels consumes its replay topic does not start.
      */
     void countFromTheStart(@Observes StartupEvent event) {
-        consumedTopics(ConfigProvider.getConfig()).forEach(topic -> meters.counter(PARKED, "topic", topic));
+        Set<String> consumed = consumedTopics(ConfigProvider.getConfig());
+        if (!consumed.contains(replayTopic())) {
+            // an operator's replay would be published and never applied
+            throw new IllegalStateException("no incoming channel consumes " + replayTopic() + ", where parked messages "
+                    + "are replayed; the channels consume " + consumed);
+        }
+        // a message parked from the replay topic counts under the topic it first came from
+        consumed.stream().filter(topic -> !topic.equals(replayTopic()))
+                .forEach(topic -> meters.counter(PARKED, "topic", topic));
     }
 
     /** The topics the incoming channels' {@code topic} or {@code topics} settings name. */
@@ -208,13 +231,13 @@ public class DeadLetters {
     }
 
     /**
-     * Republishes the message parked at the given place to the topic it came from, with its key, value and headers
-     * as they were before it was parked. Every consumer of that topic hears it again, and those that applied it skip
-     * it by their inbox, which keeps an event's id for {@code eventing.inbox.retention} after it was applied; so an
-     * event that occurred longer ago than that, less a day for a consumer's lag then or now, is refused: a consumer
-     * that applied it on time may have forgotten it and would apply it twice. (order-service also knows an applied
-     * fact by its timeline, but the other services do not.) A message whose envelope does not read has applied
-     * nowhere.
+     * Republishes the message parked at the given place to the service's replay topic, with its key, value and
+     * headers as they were before it was parked, and the topic it came from ({@link #REPLAYED_FROM}). The service
+     * hears it again, and skips it by its inbox if it applied it meanwhile (a replay before this one); the inbox keeps
+     * an event's id for {@code eventing.inbox.retention} after it was applied, so an event that occurred longer ago
+     * than that, less a day for the consumer's lag then or now, is refused: had it been applied on time, it would be
+     * forgotten and applied twice. (order-service also knows an applied fact by its timeline, but the other services
+     * do not.) A message whose envelope does not read has applied nowhere.
      *
      * @return where it was republished; empty if nothing is parked at that place
      * @throws TooOldToReplay if the event occurred before the inboxes' memory of it is sure
@@ -229,36 +252,37 @@ public class DeadLetters {
         Optional<Instant> occurredAt = Parked.readable(record.value()).map(EventEnvelope::occurredAt);
         if (occurredAt.isPresent() && occurredAt.get().isBefore(replayableSince)) {
             throw new TooOldToReplay("the event occurred at " + occurredAt.get() + ", before " + replayableSince
-                    + " (eventing.inbox.retention " + inboxRetention + " less a day): the consumers that applied it may "
-                    + "have forgotten it and would apply it twice; apply what it should have done by hand");
+                    + " (eventing.inbox.retention " + inboxRetention + " less a day): had it been applied since, the "
+                    + "inbox may have forgotten it and it would be applied twice; apply what it should have done by hand");
         }
         String origin = header(record, TOPIC);
         if (origin == null) {
             throw new IllegalStateException(topic() + " " + partition + "@" + offset + " does not say where it came from");
         }
-        ProducerRecord<String, String> again = new ProducerRecord<>(origin, null, record.key(), record.value());
+        ProducerRecord<String, String> again = new ProducerRecord<>(replayTopic(), null, record.key(), record.value());
         for (Header header : record.headers()) {
-            if (!header.key().startsWith("dead-letter-")) {
+            if (!header.key().startsWith("dead-letter-") && !header.key().equals(REPLAYED_FROM)) {
                 again.headers().add(header);
             }
         }
+        again.headers().add(REPLAYED_FROM, utf8(origin));
         RecordMetadata written;
         try {
             written = producer().send(again).get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while republishing a parked message to " + origin, e);
+            throw new IllegalStateException("interrupted while republishing a parked message to " + replayTopic(), e);
         } catch (Exception e) {
-            throw new IllegalStateException("could not republish a parked message to " + origin, e);
+            throw new IllegalStateException("could not republish a parked message to " + replayTopic(), e);
         }
         Parked parked = Parked.of(record);
-        Replayed replayed = new Replayed(parked.eventId(), origin, written.partition(), written.offset());
+        Replayed replayed = new Replayed(parked.eventId(), replayTopic(), written.partition(), written.offset());
         meters.counter("saga.consumer.replayed", "topic", origin).increment();
         // logged under the saga's correlation id, so that following a saga through the logs shows the replay too
         try (Correlation.Scope ignored = Correlation.open(parked.correlationId(), null)) {
-            LOG.warnf("Operator %s republished parked %s %s of order %s (%s %d@%d, parked for: %s) to %s %d@%d",
-                    operator, parked.eventType(), parked.eventId(), record.key(), topic(), partition, offset,
-                    parked.reason(), origin, written.partition(), written.offset());
+            LOG.warnf("Operator %s republished parked %s %s of order %s (from %s; %s %d@%d, parked for: %s) to %s %d@%d",
+                    operator, parked.eventType(), parked.eventId(), record.key(), origin, topic(), partition, offset,
+                    parked.reason(), replayTopic(), written.partition(), written.offset());
         }
         return Optional.of(replayed);
     }

@@ -90,7 +90,7 @@ public class IncomingEvents {
         Backoff backoff = new Backoff(firstBackoff, maxBackoff);
         for (int attempt = 1; ; attempt++) {
             try {
-                QuarkusTransaction.requiringNew().run(() -> apply(record.topic(), record.value(), handlers));
+                QuarkusTransaction.requiringNew().run(() -> apply(DeadLetters.origin(record), record.value(), handlers));
                 return;
             } catch (RuntimeException e) {
                 RuntimeException failure = e;
@@ -160,7 +160,7 @@ public class IncomingEvents {
         try {
             QuarkusTransaction.requiringNew().run(() -> {
                 for (ConsumerRecord<String, String> record : lockOrder) {
-                    apply(record.topic(), record.value(), handlers);
+                    apply(DeadLetters.origin(record), record.value(), handlers);
                     endOfEvent();
                 }
             });

@@ -59,6 +59,7 @@ final class ContainerStack {
             List<NewTopic> topics = new ArrayList<>();
             Topics.EVENT_TOPICS.forEach(t -> topics.add(new NewTopic(t, 3, (short) 1)));
             Topics.DLQ_TOPICS.forEach(t -> topics.add(new NewTopic(t, 1, (short) 1)));
+            Topics.REPLAY_TOPICS.forEach(t -> topics.add(new NewTopic(t, 1, (short) 1)));
             admin.createTopics(topics).all().get();
         } catch (Exception e) {
             throw new IllegalStateException("could not create the topics", e);

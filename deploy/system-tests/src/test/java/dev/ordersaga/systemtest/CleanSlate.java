@@ -107,10 +107,12 @@ public final class CleanSlate implements BeforeAllCallback {
         }
     }
 
-    /** Every service's consumer group, on every event topic, at the topic's end. */
+    /** Every service's consumer group, on every event and replay topic, at the topic's end. */
     private static void moveGroupsToTheEnd() throws InterruptedException, ExecutionException, TimeoutException {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestStack.kafkaBootstrap()))) {
-            Map<String, TopicDescription> topics = admin.describeTopics(Topics.EVENT_TOPICS).allTopicNames()
+            List<String> consumed = new ArrayList<>(Topics.EVENT_TOPICS);
+            consumed.addAll(Topics.REPLAY_TOPICS);
+            Map<String, TopicDescription> topics = admin.describeTopics(consumed).allTopicNames()
                     .get(KAFKA_TIMEOUT_SECONDS, TimeUnit.SECONDS);
             Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
             topics.values().forEach(topic -> topic.partitions().forEach(

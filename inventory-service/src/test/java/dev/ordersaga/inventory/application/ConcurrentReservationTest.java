@@ -1,22 +1,29 @@
 package dev.ordersaga.inventory.application;
 
 import dev.ordersaga.eventing.Correlation;
+import dev.ordersaga.eventing.EventHandlers;
 import dev.ordersaga.eventing.EventHeaders;
 import dev.ordersaga.eventing.Inbox;
+import dev.ordersaga.eventing.IncomingEvents;
+import dev.ordersaga.events.EventCodec;
 import dev.ordersaga.events.EventEnvelope;
+import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.inventory.InventoryRows;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +32,7 @@ import java.util.List;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -58,6 +66,9 @@ class ConcurrentReservationTest {
 
     @Inject
     Inbox inbox;
+
+    @Inject
+    IncomingEvents incoming;
 
     @Test
     void fiftyOrdersRacingForTenUnitsReserveExactlyTen() throws Exception {
@@ -98,6 +109,51 @@ class ConcurrentReservationTest {
         assertThat(rows.stock(saucer)).isEqualTo("0/10/0");
         assertThat(reservations(rows, correlationId, "RESERVED")).isEqualTo(10);
         assertThat(reservations(rows, correlationId, "FAILED")).isEqualTo(40);
+    }
+
+    /**
+     * One order's OrderCancelling and OrderCreated applied at once by two consumers: a replay (its own topic, maybe
+     * another replica) beside the order's partition, or two replicas during a rebalance. Whichever commits second
+     * must see the first: here the OrderCreated finds no reservation while the cancellation's is uncommitted, and
+     * would reserve for an order being cancelled; the reservation's key makes it wait, fail, and be tried again.
+     */
+    @Test
+    void anOrdersCancellationAndCreationAppliedAtOnceLeaveNothingReserved() throws Exception {
+        InventoryRows rows = new InventoryRows(dataSource);
+        String sku = newSku("beside");
+        inventory.setAvailable(sku, 5);
+        UUID orderId = UUID.randomUUID();
+        String correlationId = "beside-" + UUID.randomUUID();
+        EventEnvelope<OrderCancelling> cancelling = EventEnvelope.of(orderId, correlationId, null,
+                new OrderCancelling("customer", "test"));
+        EventEnvelope<OrderCreated> created = EventEnvelope.of(orderId, correlationId, null, orderOf(sku, 1));
+        EventHandlers handlers = EventHandlers.create()
+                .on(OrderCreated.class, inventory::onOrderCreated)
+                .on(OrderCancelling.class, inventory::onOrderCancelling);
+        CountDownLatch cancelApplied = new CountDownLatch(1);
+        CountDownLatch commitCancel = new CountDownLatch(1);
+
+        CompletableFuture<Void> cancel = CompletableFuture.runAsync(() -> QuarkusTransaction.requiringNew().run(() -> {
+            incoming.apply(Topics.ORDER_EVENTS, EventCodec.encode(cancelling), handlers);
+            cancelApplied.countDown();
+            try {
+                commitCancel.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
+        assertThat(cancelApplied.await(60, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Void> create = CompletableFuture.runAsync(() -> incoming.process(
+                new ConsumerRecord<>(Topics.INVENTORY_REPLAY, 0, 0, orderId.toString(), EventCodec.encode(created)),
+                handlers));
+        await().atMost(Duration.ofSeconds(60)).until(() -> create.isDone() || sessionsWaitingForALock() > 0);
+        commitCancel.countDown();
+        cancel.get(60, TimeUnit.SECONDS);
+        create.get(60, TimeUnit.SECONDS);
+
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("RELEASED");
+        assertThat(rows.stock(sku)).isEqualTo("5/0/0");
+        assertThat(rows.inboxHas(created.eventId())).as("the OrderCreated was applied, and did nothing").isTrue();
     }
 
     @Test
@@ -142,6 +198,16 @@ class ConcurrentReservationTest {
             threads.shutdownNow();
         }
         return orderIds;
+    }
+
+    private long sessionsWaitingForALock() throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity "
+                     + "WHERE datname = current_database() AND wait_event_type = 'Lock'");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
     }
 
     private static long reservations(InventoryRows rows, String correlationId, String status) throws Exception {

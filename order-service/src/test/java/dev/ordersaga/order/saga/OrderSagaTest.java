@@ -525,7 +525,7 @@ class OrderSagaTest {
     }
 
     @Test
-    void aFactTheOrderHasNoPlaceForIsParkedListedForOperatorsAndRepublishedToTheTopicItCameFrom() {
+    void aFactTheOrderHasNoPlaceForIsParkedListedForOperatorsAndReplayedToThisServiceAlone() {
         Placed order = place();
         publish(order, new StockReserved("res-1", List.of()));
         publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
@@ -549,22 +549,32 @@ class OrderSagaTest {
         assertThat(entry.getInt(listed + ".partition")).isEqualTo(parked.record().partition());
         assertThat(entry.getLong(listed + ".offset")).isEqualTo(parked.record().offset());
 
-        try (KafkaTopicProbe inventoryEvents = KafkaTopicProbe.fromNow(Topics.INVENTORY_EVENTS)) {
+        try (KafkaTopicProbe replays = KafkaTopicProbe.fromNow(Topics.ORDER_REPLAY, Topics.INVENTORY_EVENTS)) {
             given().auth().preemptive().basic("operator", "operator")
                     .post("/operator/dead-letters/{partition}/{offset}/replay", parked.record().partition(), parked.record().offset())
                     .then().statusCode(202)
                     .body("eventId", equalTo(twice.eventId().toString()))
-                    .body("topic", equalTo(Topics.INVENTORY_EVENTS));
-            // on its topic as it was before it was parked
-            KafkaTopicProbe.Received again = inventoryEvents.await(r -> r.value().contains(twice.eventId().toString()),
+                    .body("topic", equalTo(Topics.ORDER_REPLAY));
+            // on order-service's own replay topic as it was before it was parked, with the topic it came from
+            KafkaTopicProbe.Received again = replays.await(r -> r.value().contains(twice.eventId().toString()),
                     Duration.ofSeconds(30));
+            assertThat(again.record().topic()).isEqualTo(Topics.ORDER_REPLAY);
             assertThat(again.key()).isEqualTo(order.id().toString());
             assertThat(again.value()).isEqualTo(parked.value());
             assertThat(again.header("dead-letter-reason")).isNull();
+            assertThat(again.header("replayed-from")).isEqualTo(Topics.INVENTORY_EVENTS);
+            // not on inventory's topic, where payment and shipping would hear it too and order-service would have to
+            // be allowed to publish inventory's facts
+            assertThat(replays.matching(r -> Topics.INVENTORY_EVENTS.equals(r.record().topic())
+                    && r.value().contains(twice.eventId().toString()))).isEmpty();
         }
-        // heard again; its cause is not mended (the order is PAID), so it is parked again and the order stays as it was
+        // heard again; its cause is not mended (the order is PAID), so it is parked again, as from the topic it first
+        // came from, and the order stays as it was
         await().atMost(Duration.ofSeconds(30)).until(() -> orderEvents.matching(r -> Topics.ORDER_DLQ.equals(r.record().topic())
                 && r.value().contains(twice.eventId().toString())).size() == 2);
+        assertThat(orderEvents.matching(r -> Topics.ORDER_DLQ.equals(r.record().topic())
+                && r.value().contains(twice.eventId().toString())))
+                .allSatisfy(r -> assertThat(r.header("dead-letter-topic")).isEqualTo(Topics.INVENTORY_EVENTS));
         given().get("/orders/{id}", order.id()).then().body("status", equalTo("PAID"));
 
         given().auth().preemptive().basic("operator", "operator")

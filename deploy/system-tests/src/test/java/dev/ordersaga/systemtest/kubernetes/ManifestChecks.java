@@ -595,7 +595,7 @@ final class ManifestChecks {
         }
         for (String topic : declared.keySet()) {
             if (!serviceTopics.contains(topic)) {
-                problems.add("KafkaTopic " + topic + " is no topic of the services (Topics.EVENT_TOPICS, DLQ_TOPICS)");
+                problems.add("KafkaTopic " + topic + " is no topic of the services (Topics.EVENT_TOPICS, DLQ_TOPICS, REPLAY_TOPICS)");
             }
         }
         if (!new TreeSet<>(topicsFile.keySet()).equals(new TreeSet<>(serviceTopics))) {
