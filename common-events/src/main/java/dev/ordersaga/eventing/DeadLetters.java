@@ -278,11 +278,17 @@ public class DeadLetters {
         Parked parked = Parked.of(record);
         Replayed replayed = new Replayed(parked.eventId(), replayTopic(), written.partition(), written.offset());
         meters.counter("saga.consumer.replayed", "topic", origin).increment();
-        // logged under the saga's correlation id, so that following a saga through the logs shows the replay too
-        try (Correlation.Scope ignored = Correlation.open(parked.correlationId(), null)) {
-            LOG.warnf("Operator %s republished parked %s %s of order %s (from %s; %s %d@%d, parked for: %s) to %s %d@%d",
-                    operator, parked.eventType(), parked.eventId(), record.key(), origin, topic(), partition, offset,
-                    parked.reason(), replayTopic(), written.partition(), written.offset());
+        String line = String.format("Operator %s republished parked %s %s of order %s (from %s; %s %d@%d, parked for: %s) "
+                        + "to %s %d@%d", operator, parked.eventType(), parked.eventId(), record.key(), origin, topic(),
+                partition, offset, parked.reason(), replayTopic(), written.partition(), written.offset());
+        if (parked.correlationId() == null) {
+            // a message that was no event has no saga to follow; its replay is logged all the same, and answered
+            LOG.warn(line);
+        } else {
+            // logged under the saga's correlation id, so that following a saga through the logs shows the replay too
+            try (Correlation.Scope ignored = Correlation.open(parked.correlationId(), null)) {
+                LOG.warn(line);
+            }
         }
         return Optional.of(replayed);
     }

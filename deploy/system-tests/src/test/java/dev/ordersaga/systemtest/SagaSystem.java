@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 import static io.restassured.RestAssured.given;
 import static org.awaitility.Awaitility.await;
@@ -47,15 +48,18 @@ final class SagaSystem implements AutoCloseable {
     private final String name;
     private final Map<String, String> extraProperties;
     private final int replicas;
+    private final Function<String, Map<String, String>> environmentOf;
     private final List<ServiceProcess> sandboxes = new ArrayList<>();
     /** Each service's replicas, by replica number. */
     private final Map<String, ServiceProcess[]> services = new HashMap<>();
     private final AtomicInteger nextReplica = new AtomicInteger();
 
-    private SagaSystem(String name, Map<String, String> extraProperties, int replicas) {
+    private SagaSystem(String name, Map<String, String> extraProperties, int replicas,
+                       Function<String, Map<String, String>> environmentOf) {
         this.name = name;
         this.extraProperties = extraProperties;
         this.replicas = replicas;
+        this.environmentOf = environmentOf;
     }
 
     static SagaSystem start(String name, Map<String, String> extraProperties) throws Exception {
@@ -69,10 +73,16 @@ final class SagaSystem implements AutoCloseable {
      *                        and operators are spread over them; the payment provider calls the first one back.
      */
     static SagaSystem start(String name, Map<String, String> extraProperties, int replicas) throws Exception {
+        return start(name, extraProperties, replicas, service -> Map.of());
+    }
+
+    /** @param environmentOf what each service (by module name) gets in its environment, e.g. its own credentials */
+    static SagaSystem start(String name, Map<String, String> extraProperties, int replicas,
+                            Function<String, Map<String, String>> environmentOf) throws Exception {
         if (replicas < 1 || replicas > 9) {
             throw new IllegalArgumentException("replicas: 1 to 9, not " + replicas);
         }
-        SagaSystem system = new SagaSystem(name, extraProperties, replicas);
+        SagaSystem system = new SagaSystem(name, extraProperties, replicas, environmentOf);
         try {
             system.sandboxes.add(ServiceProcess.startJar("deploy/sandboxes/target/sandboxes.jar", name + "-payment-provider",
                     PAYMENT_PROVIDER, List.of("payment", "--port", Integer.toString(PAYMENT_PROVIDER),
@@ -113,7 +123,8 @@ final class SagaSystem implements AutoCloseable {
         props.put("shipping.retry.max-delay", "4s");
         // the first replica keeps the plain name: tests read its log as the service's
         String instance = name + "-" + service + (replica == 0 ? "" : "-" + (replica + 1));
-        services.get(service)[replica] = ServiceProcess.start(service, instance, portOf(service) + replica * REPLICA_PORT_STEP, props);
+        services.get(service)[replica] = ServiceProcess.start(service, instance, portOf(service) + replica * REPLICA_PORT_STEP, props,
+                environmentOf.apply(service));
     }
 
     /** Exactly one replica of the service streams its outbox; the others, if any, stand by. */

@@ -70,6 +70,12 @@ final class ServiceProcess implements AutoCloseable {
      * @param properties system properties that override the service's configuration
      */
     static ServiceProcess start(String module, String instance, int port, Map<String, String> properties) throws IOException {
+        return start(module, instance, port, properties, Map.of());
+    }
+
+    /** @param environment variables added to the process's environment, as a Deployment's {@code env} sets them */
+    static ServiceProcess start(String module, String instance, int port, Map<String, String> properties,
+                                Map<String, String> environment) throws IOException {
         Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
         Path jar = root.resolve(module).resolve("target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {
@@ -99,6 +105,7 @@ final class ServiceProcess implements AutoCloseable {
         builder.environment().put("OPERATOR_PASSWORD", OPERATOR_PASSWORD);
         // a packaged service has no default; the local stack's role of each service has its own name as password
         builder.environment().put("DB_PASSWORD", module.replace("-service", "") + "_svc");
+        builder.environment().putAll(environment);
         Process process = builder.start();
         STARTED.add(process);
         return new ServiceProcess(instance, port, log, process);

@@ -597,6 +597,22 @@ class OrderSagaTest {
                 .body(listed + ".eventId", org.hamcrest.Matchers.nullValue());
     }
 
+    /** A message that was no event has no correlation id to log its replay under: replayed all the same, and answered. */
+    @Test
+    void aParkedMessageThatIsNoEventIsReplayed() {
+        String key = UUID.randomUUID().toString();
+        participants.send(Topics.INVENTORY_EVENTS, key, "not an event");
+        KafkaTopicProbe.Received parked = orderEvents.await(r -> Topics.ORDER_DLQ.equals(r.record().topic())
+                && key.equals(r.key()), Duration.ofSeconds(30));
+
+        given().auth().preemptive().basic("operator", "operator")
+                .post("/operator/dead-letters/{partition}/{offset}/replay", parked.record().partition(), parked.record().offset())
+                .then().statusCode(202)
+                .body("topic", equalTo(Topics.ORDER_REPLAY));
+        await().atMost(Duration.ofSeconds(30)).until(() -> orderEvents.matching(r -> Topics.ORDER_DLQ.equals(r.record().topic())
+                && key.equals(r.key())).size() == 2);
+    }
+
     @Test
     void aParkedFactOlderThanTheInboxesRememberIsNotReplayed() {
         Placed order = place();

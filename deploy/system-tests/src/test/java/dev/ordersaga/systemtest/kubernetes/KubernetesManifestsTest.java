@@ -148,6 +148,25 @@ class KubernetesManifestsTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("overlays")
+    void eachServiceLogsInToKafkaAndMayWriteItsOwnTopicsOnly(String overlay) {
+        assertThat(ManifestChecks.kafkaUsers(rendered(overlay), CONFIGS)).isEmpty();
+    }
+
+    @Test
+    void theAclsAServiceNeedsFollowFromItsConfiguration() {
+        assertThat(ManifestChecks.aclsNeeded(CONFIGS.get("payment")).stream().map(Object::toString)).containsExactly(
+                "Read group payment-service",
+                "Read topic inventory.events",
+                "Read topic order.events",
+                "Read topic payment.dlq",
+                "Read topic payment.replay",
+                "Write topic payment.dlq",
+                "Write topic payment.events",
+                "Write topic payment.replay");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlays")
     void onlyTheServicesReachKafkaAndPostgres(String overlay) {
         assertThat(ManifestChecks.networkAccess(rendered(overlay))).isEmpty();
     }
@@ -386,6 +405,37 @@ class KubernetesManifestsTest {
                         + "ScheduleAnyway, not DoNotSchedule, so the scheduler may put its replicas on one node",
                 "Deployment shipping-service: its spread across kubernetes.io/hostname counts cordoned nodes "
                         + "(nodeTaintsPolicy is not Honor), so on two nodes the replica a drain evicts can be placed nowhere");
+    }
+
+    @Test
+    void aServiceThatMayWriteAnothersTopicOrLacksAReadIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kafka-users.yaml"), yaml -> replaceOnce(replaceOnce(yaml,
+                "          name: inventory.events\n          patternType: literal\n        operations: [Write]\n",
+                "          name: payment.events\n          patternType: literal\n        operations: [Write]\n"),
+                "          name: order.events\n          patternType: literal\n        operations: [Read]\n", ""));
+
+        // the first Read of order.events in the file is order-service's neighbour's: inventory-service's
+        assertThat(ManifestChecks.kafkaUsers(render(manifests, "prod"), CONFIGS)).containsExactlyInAnyOrder(
+                "KafkaUser inventory-service: needs Read topic order.events",
+                "KafkaUser inventory-service: needs Write topic inventory.events",
+                "KafkaUser inventory-service: may Write topic payment.events, and publish payment-service's facts");
+    }
+
+    @Test
+    void aKafkaWithoutAuthenticationOrAServiceLoggingInAsAnotherIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kafka.yaml"), yaml -> replaceOnce(removeBlock(yaml, "authentication"),
+                "    authorization:\n      type: simple\n", ""));
+        edit(manifests.resolve("base/shipping-service.yaml"), yaml -> replaceOnce(yaml,
+                "                  name: shipping-service\n                  key: sasl.jaas.config\n",
+                "                  name: payment-service\n                  key: sasl.jaas.config\n"));
+
+        assertThat(ManifestChecks.kafkaUsers(render(manifests, "dev"), CONFIGS)).containsExactlyInAnyOrder(
+                "Kafka order-saga listener plain: no scram-sha-512 authentication, so any client may connect as anyone",
+                "Kafka order-saga: no simple authorization, so the KafkaUsers' ACLs are not enforced",
+                "Deployment shipping-service: KAFKA_SASL_JAAS_CONFIG is not key sasl.jaas.config of the Secret "
+                        + "shipping-service, which the User Operator makes for its KafkaUser");
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.ordersaga.systemtest.kubernetes;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.MissingNode;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -408,7 +410,8 @@ final class ManifestChecks {
 
     /**
      * Every reference resolves: to a ConfigMap or Secret of the rendered overlay that has the key, or, for a Secret,
-     * to one the cluster's operator creates (listed in {@code external}, empty where the overlay generates its own).
+     * to one the cluster's operator creates (listed in {@code external}, empty where the overlay generates its own) or
+     * Strimzi's User Operator makes for a rendered KafkaUser.
      */
     static List<String> referencesResolve(Rendered rendered, ExternalSecrets external) {
         List<String> problems = new ArrayList<>();
@@ -418,7 +421,8 @@ final class ManifestChecks {
                 if (ref.key() != null && rendered.value(ref.kind(), ref.name(), ref.key()).isEmpty()) {
                     problems.add(ref.where() + ": " + ref + " is rendered without that key");
                 }
-            } else if (!("Secret".equals(ref.kind()) && external.provides(ref.name(), ref.key()))) {
+            } else if (!("Secret".equals(ref.kind()) && (external.provides(ref.name(), ref.key())
+                    || madeForAKafkaUser(rendered, ref.name(), ref.key())))) {
                 problems.add(ref.where() + ": " + ref + " is not in the rendered " + rendered.overlay() + " overlay"
                         + (external.isEmpty() ? "" : " nor in " + ExternalSecrets.FILE));
             }
@@ -764,6 +768,134 @@ final class ManifestChecks {
             connections += (deployment.at("/spec/replicas").asInt(1) + 1) * (pool + RELAY_SESSIONS);
         }
         return connections;
+    }
+
+    // --------------------------------------------------------------------------------------------- Kafka users
+
+    /** The SASL mechanism of the listener and of every service's client: Strimzi's scram-sha-512. */
+    static final String SASL_MECHANISM = "SCRAM-SHA-512";
+    private static final String INCOMING = "mp.messaging.incoming.";
+
+    /** One ACL of a KafkaUser, as Kafka grants it: "Read topic order.events", "Read group order-service". */
+    record Acl(String operation, String resourceType, String resource) {
+        @Override
+        public String toString() {
+            return operation + " " + resourceType + " " + resource;
+        }
+    }
+
+    /**
+     * What a service needs of Kafka, from its configuration: to read what its channels consume (its replay topic
+     * among them) and its dead letters (the operators' list and replay read them), to write its own topics only (its
+     * events, its dead letters, its replays), and its channels' consumer groups. No more: a service that may write
+     * another service's topic may publish that service's facts.
+     */
+    static Set<Acl> aclsNeeded(ServiceConfig config) {
+        String service = config.service();
+        Set<Acl> acls = new TreeSet<>(Comparator.comparing(Acl::toString));
+        config.properties().forEach((name, value) -> {
+            if (name.startsWith(INCOMING) && (name.endsWith(".topic") || name.endsWith(".topics"))) {
+                for (String topic : value.split(",")) {
+                    if (!topic.isBlank()) {
+                        acls.add(new Acl("Read", "topic", topic.strip()));
+                    }
+                }
+            } else if (name.startsWith(INCOMING) && name.endsWith(".group.id")) {
+                acls.add(new Acl("Read", "group", value.strip()));
+            }
+        });
+        for (String own : List.of(service + ".events", service + ".dlq", service + ".replay")) {
+            acls.add(new Acl("Write", "topic", own));
+        }
+        acls.add(new Acl("Read", "topic", service + ".dlq"));
+        return acls;
+    }
+
+    /** The ACLs a rendered KafkaUser grants; a pattern other than literal is granted as written ("prefix:name"). */
+    static Set<Acl> aclsGranted(JsonNode user) {
+        Set<Acl> acls = new TreeSet<>(Comparator.comparing(Acl::toString));
+        for (JsonNode rule : list(user.at("/spec/authorization/acls"))) {
+            JsonNode resource = rule.path("resource");
+            String pattern = resource.path("patternType").asText("literal");
+            String name = "literal".equals(pattern) ? resource.path("name").asText("*") : pattern + ":" + resource.path("name").asText();
+            for (JsonNode operation : list(rule.path("operations"))) {
+                acls.add(new Acl(operation.asText(), resource.path("type").asText(), name));
+            }
+        }
+        return acls;
+    }
+
+    /**
+     * Kafka takes only named clients and grants each what its ACLs say: a SCRAM listener, simple authorization, the
+     * User Operator; a KafkaUser per service granting exactly {@link #aclsNeeded}, and the service logging in as it.
+     */
+    static List<String> kafkaUsers(Rendered rendered, Map<String, ServiceConfig> configs) {
+        List<String> problems = new ArrayList<>();
+        rendered.ofKind("Kafka").stream().findFirst().ifPresent(kafka -> {
+            list(kafka.at("/spec/kafka/listeners")).stream()
+                    .filter(l -> !l.path("tls").asBoolean(false) && "internal".equals(l.path("type").asText()))
+                    .filter(l -> !"scram-sha-512".equals(l.at("/authentication/type").asText()))
+                    .forEach(l -> problems.add(describe(kafka) + " listener " + l.path("name").asText()
+                            + ": no scram-sha-512 authentication, so any client may connect as anyone"));
+            if (!"simple".equals(kafka.at("/spec/kafka/authorization/type").asText())) {
+                problems.add(describe(kafka) + ": no simple authorization, so the KafkaUsers' ACLs are not enforced");
+            }
+            if (!kafka.at("/spec/entityOperator/userOperator").isObject()) {
+                problems.add(describe(kafka) + ": no User Operator, so no KafkaUser gets its credentials");
+            }
+        });
+        Map<String, String> writers = new TreeMap<>();
+        SERVICES.forEach(service -> writers.put(service + ".events", service + "-service"));
+        for (String service : SERVICES) {
+            String name = service + "-service";
+            Optional<JsonNode> found = rendered.find("KafkaUser", name);
+            if (found.isEmpty()) {
+                problems.add("no KafkaUser " + name);
+                continue;
+            }
+            JsonNode user = found.get();
+            if (!"scram-sha-512".equals(user.at("/spec/authentication/type").asText())
+                    || !"simple".equals(user.at("/spec/authorization/type").asText())) {
+                problems.add(describe(user) + ": needs scram-sha-512 authentication and simple authorization");
+            }
+            Set<Acl> needed = aclsNeeded(configs.get(service));
+            Set<Acl> granted = aclsGranted(user);
+            for (Acl acl : needed) {
+                if (!granted.contains(acl)) {
+                    problems.add(describe(user) + ": needs " + acl);
+                }
+            }
+            for (Acl acl : granted) {
+                if (needed.contains(acl)) {
+                    continue;
+                }
+                String owner = writers.get(acl.resource());
+                problems.add(describe(user) + ": may " + acl + (owner != null && !owner.equals(name) && !"Read".equals(acl.operation())
+                        ? ", and publish " + owner + "'s facts" : ", which it does not need"));
+            }
+            rendered.find("Deployment", name).ifPresent(deployment -> {
+                Map<String, JsonNode> env = env(deployment);
+                JsonNode jaas = env.getOrDefault("KAFKA_SASL_JAAS_CONFIG", MissingNode.getInstance());
+                JsonNode secret = jaas.at("/valueFrom/secretKeyRef");
+                if (!name.equals(secret.path("name").asText()) || !"sasl.jaas.config".equals(secret.path("key").asText())) {
+                    problems.add(describe(deployment) + ": KAFKA_SASL_JAAS_CONFIG is not key sasl.jaas.config of the "
+                            + "Secret " + name + ", which the User Operator makes for its KafkaUser");
+                }
+                if (!resolve(rendered, env.get("KAFKA_SECURITY_PROTOCOL")).equals(Optional.of("SASL_PLAINTEXT"))
+                        || !resolve(rendered, env.get("KAFKA_SASL_MECHANISM")).equals(Optional.of(SASL_MECHANISM))) {
+                    problems.add(describe(deployment) + ": KAFKA_SECURITY_PROTOCOL and KAFKA_SASL_MECHANISM must be "
+                            + "SASL_PLAINTEXT and " + SASL_MECHANISM);
+                }
+            });
+        }
+        return problems;
+    }
+
+    /** The Secret Strimzi's User Operator makes for a SCRAM KafkaUser: its name, keys password and sasl.jaas.config. */
+    static boolean madeForAKafkaUser(Rendered rendered, String secret, String key) {
+        return rendered.find("KafkaUser", secret)
+                .filter(user -> "scram-sha-512".equals(user.at("/spec/authentication/type").asText()))
+                .isPresent() && (key == null || key.equals("password") || key.equals("sasl.jaas.config"));
     }
 
     // ------------------------------------------------------------------------------------------------ network
