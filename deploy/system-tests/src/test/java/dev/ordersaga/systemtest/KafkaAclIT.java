@@ -29,9 +29,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The Kubernetes manifests' Kafka takes SCRAM logins and grants each service what its KafkaUser's ACLs say
+ * The Kubernetes manifests' Kafka takes SCRAM logins over TLS and grants each service what its KafkaUser's ACLs say
  * (deploy/kubernetes/base/kafka-users.yaml). Here a broker does the same with those very ACLs, and the whole system
- * runs on it, each service logging in as its own user through its environment, as the Deployments do: the saga must
+ * runs on it, each service logging in as its own user and trusting the broker's CA through its environment, as the
+ * Deployments do: the saga must
  * go through, a message must be parked, listed, replayed and parked again, and a service's credentials must be
  * refused on another service's topic.
  */
@@ -53,7 +54,7 @@ class KafkaAclIT {
                 kafka.createUser(user.getKey(), passwords.get(user.getKey()), user.getValue());
             }
             try (SagaSystem saga = SagaSystem.start("kafka-acl", Map.of("kafka.bootstrap.servers", kafka.bootstrap()), 1,
-                    service -> SecuredKafka.clientEnvironment(service, passwords.get(service)))) {
+                    service -> kafka.clientEnvironment(service, passwords.get(service)))) {
                 String sku = "ACL-" + UUID.randomUUID();
                 saga.stock(sku, 5);
                 UUID order = saga.place("acl-" + UUID.randomUUID(), "tok_ok", "12 St James Square", new Line(sku, 1, "10.50"));

@@ -14,6 +14,7 @@ import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
@@ -39,9 +40,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A second Kafka broker, for the test of the services' ACLs: the same Kafka as the local stack's (its jars, which
- * deploy/stack/kafka.sh fetched), but taking only clients that log in with SCRAM-SHA-512 and granting each what its
- * ACLs say, as the Kubernetes manifests' Kafka does (Strimzi: a scram-sha-512 listener, simple authorization). Its
- * data lives under target/ and goes with it.
+ * deploy/stack/kafka.sh fetched), but taking only clients that log in with SCRAM-SHA-512 over TLS and granting each
+ * what its ACLs say, as the Kubernetes manifests' Kafka does (Strimzi: a TLS listener with scram-sha-512, simple
+ * authorization). Its certificate is made for the run and is its own CA, which clients trust in PEM as the services
+ * trust Strimzi's cluster CA. Its data lives under target/ and goes with it.
  */
 final class SecuredKafka implements AutoCloseable {
 
@@ -49,16 +51,20 @@ final class SecuredKafka implements AutoCloseable {
     private static final String HOST = "127.0.0.1";
     private static final int PORT = 19092;
     private static final int CONTROLLER_PORT = 19093;
+    /** The broker's own way to itself; clients use PORT. */
+    private static final int BROKER_PORT = 19094;
     private static final String ADMIN = "admin";
 
     private final Path home;
     private final Process process;
     private final String adminPassword;
+    private final String caPem;
 
-    private SecuredKafka(Path home, Process process, String adminPassword) {
+    private SecuredKafka(Path home, Process process, String adminPassword, String caPem) {
         this.home = home;
         this.process = process;
         this.adminPassword = adminPassword;
+        this.caPem = caPem;
     }
 
     static SecuredKafka start() throws IOException, InterruptedException {
@@ -67,25 +73,40 @@ final class SecuredKafka implements AutoCloseable {
         if (!Files.isDirectory(libs)) {
             throw new IllegalStateException(libs + " is missing: start the local stack first (deploy/stack.sh up)");
         }
-        for (int port : List.of(PORT, CONTROLLER_PORT)) {
+        for (int port : List.of(PORT, CONTROLLER_PORT, BROKER_PORT)) {
             if (answers(port)) {
                 throw new IllegalStateException(HOST + ":" + port + " is taken: a secured broker left over from another run?");
             }
         }
         Path home = Files.createTempDirectory(Path.of("target").toAbsolutePath(), "secured-kafka-");
         String adminPassword = Uuid.randomUuid().toString();
+        String storePassword = Uuid.randomUuid().toString();
+        Path keystore = home.resolve("broker.p12");
+        Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
+        run(home, List.of(keytool.toString(), "-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048",
+                "-dname", "CN=localhost", "-ext", "SAN=IP:" + HOST + ",DNS:localhost", "-validity", "2",
+                "-keystore", keystore.toString(), "-storetype", "PKCS12", "-storepass", storePassword));
+        run(home, List.of(keytool.toString(), "-exportcert", "-rfc", "-alias", "broker", "-keystore", keystore.toString(),
+                "-storepass", storePassword, "-file", home.resolve("ca.pem").toString()));
+        String caPem = Files.readString(home.resolve("ca.pem"));
         Files.writeString(home.resolve("server.properties"), String.join("\n",
                 "process.roles=broker,controller",
                 "node.id=1",
                 "controller.quorum.voters=1@" + HOST + ":" + CONTROLLER_PORT,
-                "listeners=SASL_PLAINTEXT://" + HOST + ":" + PORT + ",CONTROLLER://" + HOST + ":" + CONTROLLER_PORT,
-                "advertised.listeners=SASL_PLAINTEXT://" + HOST + ":" + PORT,
+                "listeners=SASL_SSL://" + HOST + ":" + PORT + ",BROKER://" + HOST + ":" + BROKER_PORT
+                        + ",CONTROLLER://" + HOST + ":" + CONTROLLER_PORT,
+                "advertised.listeners=SASL_SSL://" + HOST + ":" + PORT + ",BROKER://" + HOST + ":" + BROKER_PORT,
                 "controller.listener.names=CONTROLLER",
-                "listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-                "inter.broker.listener.name=SASL_PLAINTEXT",
+                "listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,BROKER:SASL_PLAINTEXT",
+                "inter.broker.listener.name=BROKER",
                 "sasl.enabled.mechanisms=" + MECHANISM,
                 "sasl.mechanism.inter.broker.protocol=" + MECHANISM,
-                "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=" + jaas(ADMIN, adminPassword),
+                "listener.name.broker.scram-sha-512.sasl.jaas.config=" + jaas(ADMIN, adminPassword),
+                "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+                "ssl.keystore.type=PKCS12",
+                "ssl.keystore.location=" + keystore,
+                "ssl.keystore.password=" + storePassword,
+                "ssl.key.password=" + storePassword,
                 "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                 // the broker reaches its own controller on the plaintext loopback listener, as ANONYMOUS; clients come in
                 // through the SCRAM listener only, under their own names
@@ -120,7 +141,7 @@ final class SecuredKafka implements AutoCloseable {
         Process process = new ProcessBuilder(concat(java.subList(0, 1), List.of("-Xmx384m"), java.subList(1, java.size()),
                 List.of("kafka.Kafka", home.resolve("server.properties").toString())))
                 .redirectErrorStream(true).redirectOutput(home.resolve("stdout.log").toFile()).start();
-        SecuredKafka kafka = new SecuredKafka(home, process, adminPassword);
+        SecuredKafka kafka = new SecuredKafka(home, process, adminPassword, caPem);
         try {
             await("the secured broker answers its administrator").atMost(Duration.ofSeconds(90))
                     .pollInterval(Duration.ofMillis(500)).ignoreExceptions()
@@ -143,15 +164,20 @@ final class SecuredKafka implements AutoCloseable {
         return HOST + ":" + PORT;
     }
 
-    /** What a client of this broker logs in with, as kafka.* settings of a service name them. */
-    static Map<String, String> clientSettings(String user, String password) {
-        return Map.of(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT",
+    /** What a client of this broker logs in with and trusts, as kafka.* settings of a service name them. */
+    Map<String, String> clientSettings(String user, String password) {
+        return Map.of(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_SSL",
                 SaslConfigs.SASL_MECHANISM, MECHANISM,
-                SaslConfigs.SASL_JAAS_CONFIG, jaas(user, password));
+                SaslConfigs.SASL_JAAS_CONFIG, jaas(user, password),
+                SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PEM",
+                SslConfigs.SSL_TRUSTSTORE_CERTIFICATES_CONFIG, caPem);
     }
 
-    /** The same, as the environment of a service: KAFKA_SECURITY_PROTOCOL and so on (the Deployments' env). */
-    static Map<String, String> clientEnvironment(String user, String password) {
+    /**
+     * The same, as the environment of a service: KAFKA_SECURITY_PROTOCOL, KAFKA_SSL_TRUSTSTORE_CERTIFICATES (the PEM,
+     * lines and all) and so on, as the Deployments' env hands them over.
+     */
+    Map<String, String> clientEnvironment(String user, String password) {
         Map<String, String> environment = new java.util.TreeMap<>();
         clientSettings(user, password).forEach((key, value) ->
                 environment.put("KAFKA_" + key.toUpperCase(Locale.ROOT).replace('.', '_'), value));
@@ -232,10 +258,11 @@ final class SecuredKafka implements AutoCloseable {
     }
 
     private static void run(Path home, List<String> command) throws IOException, InterruptedException {
+        Path log = home.resolve("tools.log");
         Process tool = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(home.resolve("format.log").toFile()).start();
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         if (!tool.waitFor(60, TimeUnit.SECONDS) || tool.exitValue() != 0) {
-            throw new IllegalStateException("could not format the secured broker's storage: " + home.resolve("format.log"));
+            throw new IllegalStateException("could not prepare the secured broker (" + command.get(0) + "): " + Files.readString(log));
         }
     }
 

@@ -432,10 +432,25 @@ class KubernetesManifestsTest {
                 "                  name: payment-service\n                  key: sasl.jaas.config\n"));
 
         assertThat(ManifestChecks.kafkaUsers(render(manifests, "dev"), CONFIGS)).containsExactlyInAnyOrder(
-                "Kafka order-saga listener plain: no scram-sha-512 authentication, so any client may connect as anyone",
+                "Kafka order-saga listener tls: no scram-sha-512 authentication, so any client may connect as anyone",
                 "Kafka order-saga: no simple authorization, so the KafkaUsers' ACLs are not enforced",
                 "Deployment shipping-service: KAFKA_SASL_JAAS_CONFIG is not key sasl.jaas.config of the Secret "
                         + "shipping-service, which the User Operator makes for its KafkaUser");
+    }
+
+    @Test
+    void aKafkaListenerWithoutTlsOrAServiceTrustingAnotherCaIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kafka.yaml"), yaml -> replaceOnce(yaml, "        tls: true\n", "        tls: false\n"));
+        assertThat(ManifestChecks.kafka(render(manifests, "dev"))).containsExactly("Kafka order-saga listener tls: no TLS, "
+                + "so events (payment tokens, addresses) and logins cross the network in the clear");
+
+        Path otherCa = copyOfManifests(temp.resolve("other-ca"));
+        edit(otherCa.resolve("base/order-service.yaml"), yaml -> replaceOnce(yaml,
+                "                  name: order-saga-cluster-ca-cert\n", "                  name: some-other-ca\n"));
+        assertThat(ManifestChecks.kafkaUsers(render(otherCa, "prod"), CONFIGS)).containsExactly("Deployment order-service: "
+                + "does not trust the Kafka's cluster CA (KAFKA_SSL_TRUSTSTORE_TYPE PEM, KAFKA_SSL_TRUSTSTORE_CERTIFICATES "
+                + "from key ca.crt of the Secret order-saga-cluster-ca-cert)");
     }
 
     @Test
@@ -444,7 +459,7 @@ class KubernetesManifestsTest {
         edit(manifests.resolve("base/kafka.yaml"), yaml -> removeBlock(yaml, "networkPolicyPeers"));
 
         assertThat(ManifestChecks.networkAccess(render(manifests, "dev"))).containsExactly(
-                "Kafka order-saga listener plain: no networkPolicyPeers, so every pod of the cluster may publish saga events");
+                "Kafka order-saga listener tls: no networkPolicyPeers, so every pod of the cluster may publish saga events");
     }
 
     @Test
@@ -466,7 +481,7 @@ class KubernetesManifestsTest {
         String pods = "the pods of Deployment payment-service {\"app.kubernetes.io/component\":\"payments\","
                 + "\"app.kubernetes.io/name\":\"payment-service\",\"app.kubernetes.io/part-of\":\"order-saga\"}";
         assertThat(ManifestChecks.networkAccess(render(manifests, "prod"))).containsExactly(
-                "Kafka order-saga listener plain: does not admit " + pods,
+                "Kafka order-saga listener tls: does not admit " + pods,
                 "Cluster order-saga-db on 5432: does not admit " + pods);
     }
 
@@ -479,9 +494,9 @@ class KubernetesManifestsTest {
         edit(manifests.resolve("base/network-policies.yaml"), yaml -> replaceOnce(yaml, "          port: 8000\n", "          port: 8001\n"));
 
         assertThat(ManifestChecks.networkAccess(render(manifests, "dev"))).containsExactlyInAnyOrder(
-                "Kafka order-saga listener plain: admits the pods of Deployment payment-provider-sandbox, which is not a "
+                "Kafka order-saga listener tls: admits the pods of Deployment payment-provider-sandbox, which is not a "
                         + "saga service",
-                "Kafka order-saga listener plain: admits the pods of Deployment carrier-sandbox, which is not a saga service",
+                "Kafka order-saga listener tls: admits the pods of Deployment carrier-sandbox, which is not a saga service",
                 "Cluster order-saga-db on 5432: admits the pods of Deployment payment-provider-sandbox, which is not a "
                         + "saga service",
                 "Cluster order-saga-db on 5432: admits the pods of Deployment carrier-sandbox, which is not a saga service",

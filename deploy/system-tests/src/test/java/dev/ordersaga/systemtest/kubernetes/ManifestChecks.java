@@ -411,7 +411,7 @@ final class ManifestChecks {
     /**
      * Every reference resolves: to a ConfigMap or Secret of the rendered overlay that has the key, or, for a Secret,
      * to one the cluster's operator creates (listed in {@code external}, empty where the overlay generates its own) or
-     * Strimzi's User Operator makes for a rendered KafkaUser.
+     * Strimzi makes: a rendered KafkaUser's credentials, the Kafka's cluster CA certificate.
      */
     static List<String> referencesResolve(Rendered rendered, ExternalSecrets external) {
         List<String> problems = new ArrayList<>();
@@ -422,7 +422,7 @@ final class ManifestChecks {
                     problems.add(ref.where() + ": " + ref + " is rendered without that key");
                 }
             } else if (!("Secret".equals(ref.kind()) && (external.provides(ref.name(), ref.key())
-                    || madeForAKafkaUser(rendered, ref.name(), ref.key())))) {
+                    || madeForAKafkaUser(rendered, ref.name(), ref.key()) || madeForTheKafka(rendered, ref.name(), ref.key())))) {
                 problems.add(ref.where() + ": " + ref + " is not in the rendered " + rendered.overlay() + " overlay"
                         + (external.isEmpty() ? "" : " nor in " + ExternalSecrets.FILE));
             }
@@ -609,7 +609,7 @@ final class ManifestChecks {
         return problems;
     }
 
-    /** One KRaft Kafka with node pools and a plain listener on 9092 that creates no topic by itself. */
+    /** One KRaft Kafka with node pools and an internal TLS listener, that creates no topic by itself. */
     static List<String> kafka(Rendered rendered) {
         List<String> problems = new ArrayList<>();
         List<JsonNode> kafkas = rendered.ofKind("Kafka");
@@ -631,8 +631,12 @@ final class ManifestChecks {
         if (!roles.containsAll(List.of("controller", "broker"))) {
             problems.add(describe(kafka) + ": its KafkaNodePools have the roles " + roles + ", KRaft needs controller and broker");
         }
-        if (plainListenerPort(kafka).isEmpty()) {
-            problems.add(describe(kafka) + ": no plain (tls: false) internal listener, which the services connect to");
+        Optional<JsonNode> listener = servicesListener(kafka);
+        if (listener.isEmpty()) {
+            problems.add(describe(kafka) + ": no internal listener, which the services connect to");
+        } else if (!listener.get().path("tls").asBoolean(false)) {
+            problems.add(describe(kafka) + " listener " + listener.get().path("name").asText() + ": no TLS, so events "
+                    + "(payment tokens, addresses) and logins cross the network in the clear");
         }
         if (kafka.at("/spec/kafka/config/auto.create.topics.enable").asBoolean(true)) {
             problems.add(describe(kafka) + ": auto.create.topics.enable is not false (topics are declared, with their partitions)");
@@ -832,8 +836,7 @@ final class ManifestChecks {
     static List<String> kafkaUsers(Rendered rendered, Map<String, ServiceConfig> configs) {
         List<String> problems = new ArrayList<>();
         rendered.ofKind("Kafka").stream().findFirst().ifPresent(kafka -> {
-            list(kafka.at("/spec/kafka/listeners")).stream()
-                    .filter(l -> !l.path("tls").asBoolean(false) && "internal".equals(l.path("type").asText()))
+            servicesListener(kafka).stream()
                     .filter(l -> !"scram-sha-512".equals(l.at("/authentication/type").asText()))
                     .forEach(l -> problems.add(describe(kafka) + " listener " + l.path("name").asText()
                             + ": no scram-sha-512 authentication, so any client may connect as anyone"));
@@ -844,6 +847,10 @@ final class ManifestChecks {
                 problems.add(describe(kafka) + ": no User Operator, so no KafkaUser gets its credentials");
             }
         });
+        Optional<JsonNode> kafka = rendered.ofKind("Kafka").stream().findFirst();
+        boolean tls = kafka.flatMap(ManifestChecks::servicesListener).map(l -> l.path("tls").asBoolean(false)).orElse(false);
+        String protocol = tls ? "SASL_SSL" : "SASL_PLAINTEXT";
+        String clusterCaSecret = kafka.map(k -> name(k) + "-cluster-ca-cert").orElse("");
         Map<String, String> writers = new TreeMap<>();
         SERVICES.forEach(service -> writers.put(service + ".events", service + "-service"));
         for (String service : SERVICES) {
@@ -881,14 +888,29 @@ final class ManifestChecks {
                     problems.add(describe(deployment) + ": KAFKA_SASL_JAAS_CONFIG is not key sasl.jaas.config of the "
                             + "Secret " + name + ", which the User Operator makes for its KafkaUser");
                 }
-                if (!resolve(rendered, env.get("KAFKA_SECURITY_PROTOCOL")).equals(Optional.of("SASL_PLAINTEXT"))
+                if (!resolve(rendered, env.get("KAFKA_SECURITY_PROTOCOL")).equals(Optional.of(protocol))
                         || !resolve(rendered, env.get("KAFKA_SASL_MECHANISM")).equals(Optional.of(SASL_MECHANISM))) {
                     problems.add(describe(deployment) + ": KAFKA_SECURITY_PROTOCOL and KAFKA_SASL_MECHANISM must be "
-                            + "SASL_PLAINTEXT and " + SASL_MECHANISM);
+                            + protocol + " and " + SASL_MECHANISM);
+                }
+                if (tls) {
+                    JsonNode ca = env.getOrDefault("KAFKA_SSL_TRUSTSTORE_CERTIFICATES", MissingNode.getInstance())
+                            .at("/valueFrom/secretKeyRef");
+                    if (!resolve(rendered, env.get("KAFKA_SSL_TRUSTSTORE_TYPE")).equals(Optional.of("PEM"))
+                            || !clusterCaSecret.equals(ca.path("name").asText()) || !"ca.crt".equals(ca.path("key").asText())) {
+                        problems.add(describe(deployment) + ": does not trust the Kafka's cluster CA (KAFKA_SSL_TRUSTSTORE_TYPE "
+                                + "PEM, KAFKA_SSL_TRUSTSTORE_CERTIFICATES from key ca.crt of the Secret " + clusterCaSecret + ")");
+                    }
                 }
             });
         }
         return problems;
+    }
+
+    /** The Secret Strimzi makes with its cluster CA's certificate for a Kafka: "<name>-cluster-ca-cert". */
+    static boolean madeForTheKafka(Rendered rendered, String secret, String key) {
+        return rendered.ofKind("Kafka").stream().anyMatch(kafka -> (name(kafka) + "-cluster-ca-cert").equals(secret))
+                && (key == null || List.of("ca.crt", "ca.p12", "ca.password").contains(key));
     }
 
     /** The Secret Strimzi's User Operator makes for a SCRAM KafkaUser: its name, keys password and sasl.jaas.config. */
@@ -901,7 +923,7 @@ final class ManifestChecks {
     // ------------------------------------------------------------------------------------------------ network
 
     /**
-     * Kafka's plain listener and the PostgreSQL instances admit the services' pods and no other pod the overlay runs:
+     * Kafka's listener and the PostgreSQL instances admit the services' pods and no other pod the overlay runs:
      * the broker has no authentication, so a pod that reaches it may publish any saga event. Selectors are read as
      * their matchLabels; a peer with a namespaceSelector admits pods of other namespaces, which only the database's
      * operator needs.
@@ -911,9 +933,7 @@ final class ManifestChecks {
         List<JsonNode> workloads = new ArrayList<>(rendered.ofKind("Deployment"));
         workloads.addAll(rendered.ofKind("StatefulSet"));
         rendered.ofKind("Kafka").stream().findFirst().ifPresent(kafka -> {
-            Optional<JsonNode> listener = list(kafka.at("/spec/kafka/listeners")).stream()
-                    .filter(l -> !l.path("tls").asBoolean(false) && "internal".equals(l.path("type").asText()))
-                    .findFirst();
+            Optional<JsonNode> listener = servicesListener(kafka);
             if (listener.isEmpty()) {
                 return;
             }
@@ -1034,7 +1054,7 @@ final class ManifestChecks {
                 problems.add(describe(deployment) + ": HTTP_PORT and the container port must both be " + SERVICE_PORT);
             }
             kafka.ifPresent(k -> {
-                String expected = name(k) + "-kafka-bootstrap:" + plainListenerPort(k).orElse(-1);
+                String expected = name(k) + "-kafka-bootstrap:" + servicesListener(k).map(l -> l.path("port").asInt()).orElse(-1);
                 String actual = resolve(rendered, env.get("KAFKA_BOOTSTRAP_SERVERS")).orElse("(unresolved)");
                 if (!expected.equals(actual)) {
                     problems.add(describe(deployment) + ": KAFKA_BOOTSTRAP_SERVERS is " + actual + ", Strimzi's Service is " + expected);
@@ -1234,10 +1254,10 @@ final class ManifestChecks {
         return Optional.empty();
     }
 
-    private static Optional<Integer> plainListenerPort(JsonNode kafka) {
+    /** The listener the services connect to: the Kafka's internal one. */
+    private static Optional<JsonNode> servicesListener(JsonNode kafka) {
         return list(kafka.at("/spec/kafka/listeners")).stream()
-                .filter(l -> !l.path("tls").asBoolean(false) && "internal".equals(l.path("type").asText()))
-                .map(l -> l.path("port").asInt())
+                .filter(l -> "internal".equals(l.path("type").asText()))
                 .findFirst();
     }
 
