@@ -139,9 +139,12 @@ public class DeadLetters {
         return serviceName + ".replay";
     }
 
-    /** The topic a message first came from: its own, or for a replayed one the topic it was parked from. */
+    /**
+     * The topic a message first came from: its own, or for one on a replay topic the topic it was parked from. The
+     * header counts on a replay topic only, where DeadLetters alone writes.
+     */
     public static String origin(ConsumerRecord<String, String> record) {
-        String replayedFrom = header(record, REPLAYED_FROM);
+        String replayedFrom = record.topic().endsWith(".replay") ? header(record, REPLAYED_FROM) : null;
         return replayedFrom != null ? replayedFrom : record.topic();
     }
 
