@@ -1,13 +1,10 @@
 package dev.ordersaga.systemtest;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.MappingIterator;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.ordersaga.events.Topics;
 import dev.ordersaga.systemtest.SagaSystem.Line;
-import io.restassured.path.json.JsonPath;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
@@ -66,16 +63,15 @@ class KafkaAclIT {
                     orderService.send(new ProducerRecord<>(Topics.ORDER_EVENTS, key, "not an event")).get(30, TimeUnit.SECONDS);
                 }
                 String inventory = saga.url(SagaSystem.INVENTORY);
-                JsonPath parked = await("inventory parks it").atMost(SETTLED).pollInterval(Duration.ofMillis(500))
-                        .until(() -> deadLetters(inventory, key), letters -> letters.getList("").size() == 1);
+                List<Map<String, Object>> parked = await("inventory parks it").atMost(SETTLED)
+                        .pollInterval(Duration.ofMillis(500)).until(() -> deadLetters(inventory, key), letters -> letters.size() == 1);
                 given().baseUri(inventory).auth().preemptive().basic("operator", ServiceProcess.OPERATOR_PASSWORD)
-                        .post("/operator/dead-letters/{partition}/{offset}/replay", parked.getInt("[0].partition"),
-                                parked.getLong("[0].offset"))
+                        .post("/operator/dead-letters/{partition}/{offset}/replay", parked.get(0).get("partition"),
+                                parked.get(0).get("offset"))
                         .then().statusCode(202);
-                JsonPath again = await("inventory hears the replay and parks it again").atMost(SETTLED)
-                        .pollInterval(Duration.ofMillis(500))
-                        .until(() -> deadLetters(inventory, key), letters -> letters.getList("").size() == 2);
-                assertThat(again.getList("topic", String.class)).containsOnly(Topics.ORDER_EVENTS);
+                List<Map<String, Object>> again = await("inventory hears the replay and parks it again").atMost(SETTLED)
+                        .pollInterval(Duration.ofMillis(500)).until(() -> deadLetters(inventory, key), letters -> letters.size() == 2);
+                assertThat(again).extracting(letter -> letter.get("topic")).containsOnly(Topics.ORDER_EVENTS);
             }
 
             // a service's credentials do not publish another service's facts
@@ -91,24 +87,11 @@ class KafkaAclIT {
     }
 
     /** The messages the service parked for the given order id (the record's key), as its operators see them. */
-    private static JsonPath deadLetters(String service, String key) {
-        JsonPath all = given().baseUri(service).auth().preemptive().basic("operator", ServiceProcess.OPERATOR_PASSWORD)
-                .get("/operator/dead-letters?limit=1000").then().statusCode(200).extract().jsonPath();
-        List<Map<String, Object>> mine = new ArrayList<>();
-        for (Map<String, Object> letter : all.<Map<String, Object>>getList("")) {
-            if (key.equals(letter.get("orderId"))) {
-                mine.add(letter);
-            }
-        }
-        return JsonPath.from(toJson(mine));
-    }
-
-    private static String toJson(Object value) {
-        try {
-            return new ObjectMapper().writeValueAsString(value);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
+    private static List<Map<String, Object>> deadLetters(String service, String key) {
+        List<Map<String, Object>> all = given().baseUri(service).auth().preemptive()
+                .basic("operator", ServiceProcess.OPERATOR_PASSWORD).get("/operator/dead-letters?limit=1000")
+                .then().statusCode(200).extract().jsonPath().getList("");
+        return all.stream().filter(letter -> key.equals(letter.get("orderId"))).toList();
     }
 
     /** Each KafkaUser's ACLs as "Operation type name", e.g. "Read topic order.events". */

@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -132,14 +133,13 @@ final class SecuredKafka implements AutoCloseable {
                 "rootLogger.level = INFO",
                 "rootLogger.appenderRef.file.ref = FILE",
                 ""));
-        List<String> java = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> java = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m",
                 "-Dlog4j2.configurationFile=" + home.resolve("log4j2.properties"), "-cp", libs + "/*");
         // the administrator's credentials are in the metadata from the start: no client could create them otherwise
         run(home, concat(java, "kafka.tools.StorageTool", "format", "-t", Uuid.randomUuid().toString(),
                 "-c", home.resolve("server.properties").toString(),
                 "--add-scram", MECHANISM + "=[name=" + ADMIN + ",password=" + adminPassword + "]"));
-        Process process = new ProcessBuilder(concat(java.subList(0, 1), List.of("-Xmx384m"), java.subList(1, java.size()),
-                List.of("kafka.Kafka", home.resolve("server.properties").toString())))
+        Process process = new ProcessBuilder(concat(java, "kafka.Kafka", home.resolve("server.properties").toString()))
                 .redirectErrorStream(true).redirectOutput(home.resolve("stdout.log").toFile()).start();
         SecuredKafka kafka = new SecuredKafka(home, process, adminPassword, caPem);
         try {
@@ -178,7 +178,7 @@ final class SecuredKafka implements AutoCloseable {
      * lines and all) and so on, as the Deployments' env hands them over.
      */
     Map<String, String> clientEnvironment(String user, String password) {
-        Map<String, String> environment = new java.util.TreeMap<>();
+        Map<String, String> environment = new TreeMap<>();
         clientSettings(user, password).forEach((key, value) ->
                 environment.put("KAFKA_" + key.toUpperCase(Locale.ROOT).replace('.', '_'), value));
         return environment;
@@ -264,15 +264,6 @@ final class SecuredKafka implements AutoCloseable {
         if (!tool.waitFor(60, TimeUnit.SECONDS) || tool.exitValue() != 0) {
             throw new IllegalStateException("could not prepare the secured broker (" + command.get(0) + "): " + Files.readString(log));
         }
-    }
-
-    @SafeVarargs
-    private static List<String> concat(List<String> first, List<String>... rest) {
-        List<String> all = new ArrayList<>(first);
-        for (List<String> more : rest) {
-            all.addAll(more);
-        }
-        return all;
     }
 
     private static List<String> concat(List<String> first, String... rest) {
