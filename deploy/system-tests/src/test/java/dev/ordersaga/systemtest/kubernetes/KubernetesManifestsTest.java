@@ -454,6 +454,39 @@ class KubernetesManifestsTest {
     }
 
     @Test
+    void aServiceThatDoesNotVerifyItsDatabaseOrTrustsAnotherCaOrHoldsTheCaKeyIsReported(@TempDir Path temp) {
+        Path unverified = copyOfManifests(temp.resolve("unverified"));
+        edit(unverified.resolve("base/kustomization.yaml"), yaml -> replaceOnce(yaml,
+                "/order_db?sslmode=verify-full&", "/order_db?sslmode=require&"));
+        assertThat(ManifestChecks.services(render(unverified, "prod"))).containsExactly("Deployment order-service: DB_URL "
+                + "has sslmode require, so the service does not verify the database's certificate and name (verify-full)");
+
+        Path otherCa = copyOfManifests(temp.resolve("other-ca"));
+        edit(otherCa.resolve("base/inventory-service.yaml"), yaml -> replaceOnce(yaml,
+                "            secretName: order-saga-db-ca\n", "            secretName: some-other-ca\n"));
+        assertThat(ManifestChecks.services(render(otherCa, "prod"))).containsExactly("Deployment inventory-service: "
+                + "DB_URL's sslrootcert '/etc/order-saga-db-ca/ca.crt' is not key ca.crt of the Secret order-saga-db-ca "
+                + "(CloudNativePG's server CA of Cluster order-saga-db) mounted in the container");
+
+        Path withKey = copyOfManifests(temp.resolve("with-key"));
+        edit(withKey.resolve("base/payment-service.yaml"), yaml -> replaceOnce(yaml,
+                "              - key: ca.crt\n                path: ca.crt\n",
+                "              - key: ca.crt\n                path: ca.crt\n              - key: ca.key\n                path: ca.key\n"));
+        assertThat(ManifestChecks.services(render(withKey, "prod"))).containsExactly("Deployment payment-service: mounts "
+                + "more of the Secret order-saga-db-ca than its ca.crt (its ca.key signs the database's certificates)");
+    }
+
+    @Test
+    void aServiceRoleLetInWithoutTlsIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/postgres.yaml"), yaml -> replaceOnce(yaml,
+                "      - hostssl payment_db payment_svc all scram-sha-256\n", "      - host payment_db payment_svc all scram-sha-256\n"));
+
+        assertThat(ManifestChecks.postgres(render(manifests, "dev"))).containsExactly("Cluster order-saga-db: pg_hba rule "
+                + "'host payment_db payment_svc all scram-sha-256' lets payment_svc in without TLS (hostssl)");
+    }
+
+    @Test
     void aKafkaListenerOpenToEveryPodIsReported(@TempDir Path temp) {
         Path manifests = copyOfManifests(temp);
         edit(manifests.resolve("base/kafka.yaml"), yaml -> removeBlock(yaml, "networkPolicyPeers"));

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.MissingNode;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -411,7 +413,8 @@ final class ManifestChecks {
     /**
      * Every reference resolves: to a ConfigMap or Secret of the rendered overlay that has the key, or, for a Secret,
      * to one the cluster's operator creates (listed in {@code external}, empty where the overlay generates its own) or
-     * Strimzi makes: a rendered KafkaUser's credentials, the Kafka's cluster CA certificate.
+     * Strimzi makes: a rendered KafkaUser's credentials, the Kafka's cluster CA certificate; or CloudNativePG: the
+     * cluster's server CA.
      */
     static List<String> referencesResolve(Rendered rendered, ExternalSecrets external) {
         List<String> problems = new ArrayList<>();
@@ -422,7 +425,8 @@ final class ManifestChecks {
                     problems.add(ref.where() + ": " + ref + " is rendered without that key");
                 }
             } else if (!("Secret".equals(ref.kind()) && (external.provides(ref.name(), ref.key())
-                    || madeForAKafkaUser(rendered, ref.name(), ref.key()) || madeForTheKafka(rendered, ref.name(), ref.key())))) {
+                    || madeForAKafkaUser(rendered, ref.name(), ref.key()) || madeForTheKafka(rendered, ref.name(), ref.key())
+                    || madeForTheDatabase(rendered, ref.name(), ref.key())))) {
                 problems.add(ref.where() + ": " + ref + " is not in the rendered " + rendered.overlay() + " overlay"
                         + (external.isEmpty() ? "" : " nor in " + ExternalSecrets.FILE));
             }
@@ -749,6 +753,16 @@ final class ManifestChecks {
             } else if ("preferred".equals(synchronous.path("dataDurability").asText())) {
                 problems.add(describe(cluster) + ": synchronous dataDurability preferred lets the primary confirm "
                         + "commits no standby has while the standbys are away");
+            }
+        }
+        // a password and the service's data would cross the network in the clear for a client that does not ask for TLS
+        for (JsonNode rule : list(cluster.at("/spec/postgresql/pg_hba"))) {
+            String[] fields = rule.asText().trim().split("\\s+");
+            if (fields.length >= 5 && List.of("host", "hostnossl").contains(fields[0])
+                    && SERVICES.stream().anyMatch(service -> (service + "_svc").equals(fields[2]))
+                    && !"reject".equals(fields[4])) {
+                problems.add(describe(cluster) + ": pg_hba rule '" + rule.asText() + "' lets " + fields[2]
+                        + " in without TLS (hostssl)");
             }
         }
         int connections = connectionsOfTheServices(rendered);
@@ -1115,6 +1129,7 @@ final class ManifestChecks {
         if (!(name(cluster) + "-rw").equals(jdbc.group(1))) {
             problems.add(where + ": DB_URL names host " + jdbc.group(1) + ", the primary's Service is " + name(cluster) + "-rw");
         }
+        checkDatabaseTls(problems, deployment, cluster, urlParameters(jdbc.group(4)));
         String databaseName = jdbc.group(3);
         Optional<JsonNode> database = rendered.ofKind("Database").stream()
                 .filter(d -> databaseName.equals(d.at("/spec/name").asText())
@@ -1155,6 +1170,66 @@ final class ManifestChecks {
                 problems.add("Secret " + passwordSecret + ": username is " + username + ", the role is " + owner);
             }
         });
+    }
+
+    /**
+     * The service verifies the database's certificate, its name included (sslmode=verify-full: with less, whoever
+     * answers at the primary's Service name gets the role's login and the service's data), against the server CA that
+     * CloudNativePG made for the cluster: its Secret's ca.crt, mounted where sslrootcert points, and nothing else of
+     * that Secret. Its ca.key signs the server's certificates; a pod that holds it could pass for the database.
+     */
+    private static void checkDatabaseTls(List<String> problems, JsonNode deployment, JsonNode cluster,
+                                         Map<String, String> parameters) {
+        String where = describe(deployment);
+        String caSecret = name(cluster) + "-ca";
+        if (!"verify-full".equals(parameters.get("sslmode"))) {
+            problems.add(where + ": DB_URL has sslmode " + parameters.getOrDefault("sslmode", "unset (prefer)")
+                    + ", so the service does not verify the database's certificate and name (verify-full)");
+        }
+        String rootCert = parameters.getOrDefault("sslrootcert", "");
+        JsonNode container = deployment.at("/spec/template/spec/containers/0");
+        Map<String, JsonNode> volumes = new LinkedHashMap<>();
+        list(deployment.at("/spec/template/spec/volumes")).forEach(v -> volumes.put(v.path("name").asText(), v));
+        boolean trusted = false;
+        for (JsonNode mount : list(container.path("volumeMounts"))) {
+            JsonNode secret = volumes.getOrDefault(mount.path("name").asText(), MissingNode.getInstance()).path("secret");
+            if (!caSecret.equals(secret.path("secretName").asText())) {
+                continue;
+            }
+            List<JsonNode> items = list(secret.path("items"));
+            if (items.isEmpty() || items.stream().anyMatch(item -> !"ca.crt".equals(item.path("key").asText()))) {
+                problems.add(where + ": mounts more of the Secret " + caSecret + " than its ca.crt (its ca.key signs "
+                        + "the database's certificates)");
+            }
+            String directory = mount.path("mountPath").asText().replaceAll("/+$", "");
+            trusted |= mount.path("subPath").isMissingNode() && items.stream().anyMatch(item ->
+                    "ca.crt".equals(item.path("key").asText())
+                            && rootCert.equals(directory + "/" + item.path("path").asText()));
+        }
+        if (!trusted) {
+            problems.add(where + ": DB_URL's sslrootcert '" + rootCert + "' is not key ca.crt of the Secret " + caSecret
+                    + " (CloudNativePG's server CA of " + describe(cluster) + ") mounted in the container");
+        }
+    }
+
+    /** A JDBC URL's parameters ("?a=b&c"), decoded; empty without any. */
+    static Map<String, String> urlParameters(String query) {
+        Map<String, String> parameters = new LinkedHashMap<>();
+        if (query == null || query.length() < 2) {
+            return parameters;
+        }
+        for (String parameter : query.substring(1).split("&")) {
+            int is = parameter.indexOf('=');
+            parameters.put(URLDecoder.decode(is < 0 ? parameter : parameter.substring(0, is), StandardCharsets.UTF_8),
+                    is < 0 ? "" : URLDecoder.decode(parameter.substring(is + 1), StandardCharsets.UTF_8));
+        }
+        return parameters;
+    }
+
+    /** The Secret CloudNativePG makes with its server CA for a Cluster: "<name>-ca", keys ca.crt and ca.key. */
+    static boolean madeForTheDatabase(Rendered rendered, String secret, String key) {
+        return rendered.ofKind("Cluster").stream().anyMatch(cluster -> (name(cluster) + "-ca").equals(secret))
+                && (key == null || List.of("ca.crt", "ca.key").contains(key));
     }
 
     // ------------------------------------------------------------------------------------------------ helpers
