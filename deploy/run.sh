@@ -16,6 +16,9 @@ command -v java >/dev/null || { echo "run.sh: a JDK 17+ is required (java not on
 command -v curl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl; }
 
 SERVICES=(order-service:8081 inventory-service:8082 payment-service:8083 shipping-service:8084)
+# each service's /q/ (health, metrics, OpenAPI) is on its management port: its HTTP port + 1000, the default of its
+# configuration (MANAGEMENT_PORT)
+MANAGEMENT=(order-service:9081 inventory-service:9082 payment-service:9083 shipping-service:9084)
 SANDBOXES=(payment-provider-sandbox:9101 carrier-sandbox:9102)
 PIDS=()
 NAMES=()
@@ -23,7 +26,7 @@ NAMES=()
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # before anything is started or built: a second run would replace the jars the first runs from
-for entry in "${SANDBOXES[@]}" "${SERVICES[@]}"; do
+for entry in "${SANDBOXES[@]}" "${SERVICES[@]}" "${MANAGEMENT[@]}"; do
   if port_taken "${entry##*:}"; then
     echo "run.sh: port ${entry##*:} (${entry%%:*}) is taken; is order-saga already running?" >&2
     exit 1
@@ -103,14 +106,15 @@ echo "started the sandboxes: payment provider on 127.0.0.1:9101, carrier on 127.
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   DB_PASSWORD="${name%-service}_svc" OPERATOR_PASSWORD="${OPERATOR_PASSWORD:-operator}" \
-    java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
+    java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" -Dquarkus.management.host=127.0.0.1 \
     -jar "$name/target/quarkus-app/quarkus-run.jar" > "$RUN_DIR/$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name")
   echo "started $name (pid $!) on 127.0.0.1:$port, log: .stack/run/$name.log"
 done
 for i in "${!SERVICES[@]}"; do
   entry=${SERVICES[$i]}
-  await_ready "${entry%%:*}" "http://127.0.0.1:${entry##*:}/q/health/ready" "${PIDS[$((i + 2))]}"
+  management=${MANAGEMENT[$i]}
+  await_ready "${entry%%:*}" "http://127.0.0.1:${management##*:}/q/health/ready" "${PIDS[$((i + 2))]}"
 done
 
 cat <<'EOT'
@@ -134,7 +138,7 @@ order-saga is running.
                payment tokens tok_ok, tok_declined, tok_timeout_succeeds, tok_timeout_declined,
                tok_refund_fails_twice; shipping address line1 UNDELIVERABLE; carrier outage:
                curl -s -X POST http://127.0.0.1:9102/sandbox/carrier/outage -d '{"failures": 10}'
-  API:         http://127.0.0.1:8081/q/openapi   Health: /q/health   Metrics: /q/metrics (ports 8081-8084)
+  API:         http://127.0.0.1:9081/q/openapi   Health: /q/health   Metrics: /q/metrics (management ports 9081-9084)
 EOT
 if [ "$PG_WAS_UP" = 1 ] || [ "$KAFKA_WAS_UP" = 1 ] || [ "${KEEP_STACK:-0}" = 1 ]; then
   echo "Ctrl-C stops the services and the sandboxes, and leaves up what was up before (deploy/stack.sh down stops the stack)."

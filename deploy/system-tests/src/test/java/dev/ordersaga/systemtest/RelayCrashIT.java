@@ -54,7 +54,7 @@ class RelayCrashIT {
     }
 
     private static double relayLatencyMaxSeconds(ServiceProcess service) {
-        String metrics = given().baseUri(service.baseUrl()).get("/q/metrics").then().statusCode(200).extract().asString();
+        String metrics = given().baseUri(service.managementUrl()).get("/q/metrics").then().statusCode(200).extract().asString();
         return metrics.lines().filter(l -> l.startsWith("saga_relay_commit_to_publish_seconds_max"))
                 .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).max()
                 .orElseThrow(() -> new AssertionError("no saga_relay_commit_to_publish_seconds_max in the metrics"));

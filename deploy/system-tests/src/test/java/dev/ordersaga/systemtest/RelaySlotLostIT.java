@@ -108,7 +108,7 @@ class RelaySlotLostIT {
             order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
             orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
             assertThat(order.logContains("ALERT CDC relay of order: replication slot " + SLOT + " " + alarm)).isTrue();
-            String metrics = given().baseUri(order.baseUrl()).get("/q/metrics").then().statusCode(200)
+            String metrics = given().baseUri(order.managementUrl()).get("/q/metrics").then().statusCode(200)
                     .extract().asString();
             assertThat(metrics).containsPattern("(?m)^saga_relay_slot_lost_total(\\{[^}]*})? 1\\.0$");
         }

@@ -505,7 +505,7 @@ final class SagaSystem implements AutoCloseable {
 
     /** The value of a Prometheus counter of a service, summed over the series whose labels contain the filter. */
     double metric(int port, String name, String labelFilter) {
-        String text = given().baseUri(url(port)).get("/q/metrics").then().statusCode(200).extract().asString();
+        String text = given().baseUri(url(ServiceProcess.managementPort(port))).get("/q/metrics").then().statusCode(200).extract().asString();
         double sum = 0;
         for (String line : text.split("\n")) {
             if (line.startsWith(name) && line.contains(labelFilter)) {

@@ -82,6 +82,7 @@ final class ServiceProcess implements AutoCloseable {
             throw new IllegalStateException(jar + " is missing: package the services first (./mvnw package)");
         }
         requireFreePort(port);
+        requireFreePort(managementPort(port));
         Path logs = Path.of("target", "system-test-logs");
         Files.createDirectories(logs);
         Path log = logs.resolve(instance + ".log");
@@ -92,6 +93,8 @@ final class ServiceProcess implements AutoCloseable {
                 // the loopback, where the tests call it: a packaged Quarkus listens on every interface otherwise
                 "-Dquarkus.http.host=127.0.0.1",
                 "-Dquarkus.http.port=" + port,
+                "-Dquarkus.management.host=127.0.0.1",
+                "-Dquarkus.management.port=" + managementPort(port),
                 "-DPG_HOST=" + TestStack.postgresHost(),
                 "-DPG_PORT=" + TestStack.postgresPort(),
                 "-Dkafka.bootstrap.servers=" + TestStack.kafkaBootstrap()));
@@ -184,7 +187,7 @@ final class ServiceProcess implements AutoCloseable {
     /** The readiness document, or null while the service is not ready. */
     JsonNode health() {
         try {
-            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(baseUrl() + "/q/health/ready"))
+            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(managementUrl() + "/q/health/ready"))
                     .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
             return response.statusCode() == 200 ? JSON.readTree(response.body()) : null;
         } catch (IOException e) {
@@ -246,6 +249,16 @@ final class ServiceProcess implements AutoCloseable {
 
     String baseUrl() {
         return "http://127.0.0.1:" + port;
+    }
+
+    /** Where a service serves /q/ (health, metrics): Quarkus' management interface, on a port of its own. */
+    String managementUrl() {
+        return "http://127.0.0.1:" + managementPort(port);
+    }
+
+    /** A service's management port: its HTTP port + 1000 (18181 → 19181), as the local run's 8081 → 9081. */
+    static int managementPort(int port) {
+        return port + 1000;
     }
 
     long pid() {

@@ -11,6 +11,7 @@ import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.Orders;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 import io.restassured.http.ContentType;
@@ -24,6 +25,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import javax.sql.DataSource;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -111,12 +113,25 @@ class OrderResourceTest {
                 .then().statusCode(200);
     }
 
+    /** /q/health/live on the management interface (not the API's port); the URL it hands over ends in its root, /q */
+    @TestHTTPResource(value = "/health/live", management = true)
+    URL liveUrl;
+
     /** Kubernetes restarts an instance whose relay died only if its liveness says so (RelayLivenessCheckTest). */
     @Test
     void theRelaysSupervisorIsPartOfTheServicesLiveness() {
-        given().when().get("/q/health/live")
+        given().when().get(liveUrl)
                 .then().statusCode(200)
                 .body("checks.find { it.name == 'cdc-relay-supervisor' }.status", equalTo("UP"));
+    }
+
+    /** The API's port, which a Service and an ingress expose, tells nothing of the instance: health is elsewhere. */
+    @Test
+    void theApisPortServesNoHealthNorMetrics() {
+        for (String path : List.of("/q/health/ready", "/q/health/live", "/q/metrics")) {
+            given().when().get(path).then().statusCode(404);
+        }
+        given().when().get(liveUrl).then().statusCode(200);
     }
 
     /** Bound as int or boolean, JAX-RS answered "limit=abc" with 404 and took "waiting=yes" for false. */

@@ -41,6 +41,7 @@ import dev.ordersaga.testing.StackTestResource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
@@ -54,6 +55,7 @@ import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
 import java.math.BigDecimal;
+import java.net.URL;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -512,13 +514,17 @@ class OrderSagaTest {
                 .then().statusCode(200).extract().jsonPath().getList("orderId", String.class);
     }
 
-    private static double gauge(String name) {
+    /** /q/metrics on the management interface (not the API's port); the URL it hands over ends in its root, /q */
+    @TestHTTPResource(value = "/metrics", management = true)
+    URL metricsUrl;
+
+    private double gauge(String name) {
         return metricValues(name, "").findFirst().orElseThrow(() -> new AssertionError(name + " is not among the metrics"));
     }
 
     /** The values of every series of the named metric whose labels contain {@code labels}. */
-    private static DoubleStream metricValues(String name, String labels) {
-        String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+    private DoubleStream metricValues(String name, String labels) {
+        String metrics = given().get(metricsUrl).then().statusCode(200).extract().asString();
         return metrics.lines().filter(line -> (line.startsWith(name + " ") || line.startsWith(name + "{"))
                         && line.contains(labels))
                 .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)));
@@ -762,7 +768,7 @@ class OrderSagaTest {
         return meters.find(name).tags(tags).counters().stream().mapToDouble(c -> c.count()).sum();
     }
 
-    private static double consumerRetries(String topic) {
+    private double consumerRetries(String topic) {
         return metricValues("saga_consumer_retries_total", "topic=\"" + topic + "\"").sum();
     }
 

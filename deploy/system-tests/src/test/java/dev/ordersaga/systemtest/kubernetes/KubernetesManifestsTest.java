@@ -255,6 +255,21 @@ class KubernetesManifestsTest {
     }
 
     @Test
+    void aProbeOnTheApisPortOrAServiceExposingTheManagementPortIsReported(@TempDir Path temp) {
+        Path probeOnApi = copyOfManifests(temp.resolve("probe"));
+        edit(probeOnApi.resolve("base/order-service.yaml"), yaml -> replaceOnce(yaml,
+                "              port: management\n", "              port: http\n"));
+        assertThat(ManifestChecks.probes(render(probeOnApi, "dev"))).containsExactly("Deployment order-service container "
+                + "order-service: readinessProbe on port http, but health is served on the management port 9000");
+
+        Path exposed = copyOfManifests(temp.resolve("exposed"));
+        edit(exposed.resolve("base/inventory-service.yaml"), yaml -> replaceOnce(yaml,
+                "      targetPort: http\n", "      targetPort: management\n"));
+        assertThat(ManifestChecks.services(render(exposed, "dev")))
+                .containsExactly("Service inventory-service: exposes the management port 9000 (/q/)");
+    }
+
+    @Test
     void aMissingTooShortOrNotBuiltInShutdownDelayIsReported(@TempDir Path temp) {
         Path manifests = copyOfManifests(temp);
         edit(manifests.resolve("base/order-service.yaml"), yaml -> replaceOnce(yaml,

@@ -87,6 +87,8 @@ final class ManifestChecks {
     static final String READY_PATH = "/q/health/ready";
     static final String LIVE_PATH = "/q/health/live";
     static final int SERVICE_PORT = 8080;
+    /** Where a service serves /q/ (MANAGEMENT_PORT): its probes go there, its Service does not. */
+    static final int MANAGEMENT_PORT = 9000;
     /** The pod label `kubectl logs -l app.kubernetes.io/part-of=order-saga` follows a saga by (README). */
     static final String PART_OF = "app.kubernetes.io/part-of";
     private static final int POSTGRES_PORT = 5432;
@@ -103,7 +105,10 @@ final class ManifestChecks {
 
     // ---------------------------------------------------------------------------------------------- workloads
 
-    /** Both probes on every container; the services' on their SmallRye Health endpoints, at the container's port. */
+    /**
+     * Both probes on every container; the services' on their SmallRye Health endpoints, at the container's management
+     * port, where Quarkus' management interface serves them (the API's port answers them with 404).
+     */
     static List<String> probes(Rendered rendered) {
         List<String> problems = new ArrayList<>();
         for (JsonNode deployment : rendered.ofKind("Deployment")) {
@@ -112,6 +117,19 @@ final class ManifestChecks {
                 String where = where(deployment, container);
                 checkProbe(problems, where, container, "readinessProbe", sagaService ? READY_PATH : null);
                 checkProbe(problems, where, container, "livenessProbe", sagaService ? LIVE_PATH : null);
+                if (!sagaService) {
+                    continue;
+                }
+                if (!resolve(rendered, env(deployment).get("MANAGEMENT_PORT")).equals(Optional.of(String.valueOf(MANAGEMENT_PORT)))) {
+                    problems.add(where + ": MANAGEMENT_PORT is not " + MANAGEMENT_PORT + ", where the probes go");
+                }
+                for (String probe : List.of("readinessProbe", "livenessProbe", "startupProbe")) {
+                    JsonNode port = container.path(probe).at("/httpGet/port");
+                    if (!port.isMissingNode() && !containerPort(container, port).equals(Optional.of(MANAGEMENT_PORT))) {
+                        problems.add(where + ": " + probe + " on port " + port.asText() + ", but health is served on the "
+                                + "management port " + MANAGEMENT_PORT);
+                    }
+                }
             }
         }
         return problems;
@@ -1083,7 +1101,7 @@ final class ManifestChecks {
     static List<String> requiredEnvironment(String service) {
         // OPERATOR_PASSWORD: a packaged service has no operator password of its own and does not start without it
         List<String> variables = new ArrayList<>(List.of("DB_URL", "DB_USER", "DB_PASSWORD", "KAFKA_BOOTSTRAP_SERVERS",
-                "HTTP_PORT", "LOG_JSON", "OPERATOR_PASSWORD"));
+                "HTTP_PORT", "MANAGEMENT_PORT", "LOG_JSON", "OPERATOR_PASSWORD"));
         switch (service) {
             case "payment" -> variables.addAll(List.of("PAYMENT_PROVIDER_URL", "PAYMENT_PROVIDER_WEBHOOK_SECRET"));
             case "shipping" -> variables.add("CARRIER_URL");
@@ -1107,6 +1125,11 @@ final class ManifestChecks {
                     .anyMatch(port -> containerPort(container, port.path("targetPort")).isPresent());
             if (!reachesPort) {
                 problems.add(describe(service.get()) + ": no port targets a port of the container");
+            }
+            // whoever reaches the Service (the ingress, any pod) would read the readiness, the relay's role, the metrics
+            if (list(service.get().at("/spec/ports")).stream()
+                    .anyMatch(port -> containerPort(container, port.path("targetPort")).equals(Optional.of(MANAGEMENT_PORT)))) {
+                problems.add(describe(service.get()) + ": exposes the management port " + MANAGEMENT_PORT + " (/q/)");
             }
         }
         Optional<JsonNode> budget = rendered.find("PodDisruptionBudget", name);
