@@ -21,21 +21,16 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static org.awaitility.Awaitility.await;
 
@@ -49,7 +44,7 @@ import static org.awaitility.Awaitility.await;
 final class SecuredKafka implements AutoCloseable {
 
     static final String MECHANISM = "SCRAM-SHA-512";
-    private static final String HOST = "127.0.0.1";
+    private static final String HOST = ScratchServer.HOST;
     private static final int PORT = 19092;
     private static final int CONTROLLER_PORT = 19093;
     /** The broker's own way to itself; clients use PORT. */
@@ -75,7 +70,7 @@ final class SecuredKafka implements AutoCloseable {
             throw new IllegalStateException(libs + " is missing: start the local stack first (deploy/stack.sh up)");
         }
         for (int port : List.of(PORT, CONTROLLER_PORT, BROKER_PORT)) {
-            if (answers(port)) {
+            if (ScratchServer.answers(port)) {
                 throw new IllegalStateException(HOST + ":" + port + " is taken: a secured broker left over from another run?");
             }
         }
@@ -234,13 +229,7 @@ final class SecuredKafka implements AutoCloseable {
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
-        try (Stream<Path> files = Files.walk(home)) {
-            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(file);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        ScratchServer.delete(home);
     }
 
     private static String jaas(String user, String password) {
@@ -248,14 +237,6 @@ final class SecuredKafka implements AutoCloseable {
                 + "\" password=\"" + password + "\";";
     }
 
-    private static boolean answers(int port) {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(HOST, port), 500);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
-    }
 
     private static void run(Path home, List<String> command) throws IOException, InterruptedException {
         Path log = home.resolve("tools.log");

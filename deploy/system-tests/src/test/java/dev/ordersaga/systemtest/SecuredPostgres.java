@@ -3,9 +3,6 @@ package dev.ordersaga.systemtest;
 import dev.ordersaga.testing.TestStack;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,13 +16,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * A second PostgreSQL server, for the test of the services' TLS to their database: the local stack's PostgreSQL
@@ -40,7 +35,7 @@ import java.util.stream.Stream;
  */
 final class SecuredPostgres implements AutoCloseable {
 
-    private static final String HOST = "127.0.0.1";
+    private static final String HOST = ScratchServer.HOST;
     private static final int PORT = 15432;
     private static final String SUPERUSER = "postgres";
     private static final List<String> SERVICES = List.of("order", "inventory", "payment", "shipping");
@@ -61,7 +56,7 @@ final class SecuredPostgres implements AutoCloseable {
 
     /** Starts the server, with one database and one login role with REPLICATION per service, as the stack has. */
     static SecuredPostgres start() throws Exception {
-        if (answers(PORT)) {
+        if (ScratchServer.answers(PORT)) {
             throw new IllegalStateException(HOST + ":" + PORT + " is taken: a secured PostgreSQL left over from another run?");
         }
         Path bin = binaries();
@@ -107,7 +102,7 @@ final class SecuredPostgres implements AutoCloseable {
             run(home, List.of(bin.resolve("pg_ctl").toString(), "-D", home.resolve("data").toString(),
                     "-l", home.resolve("postgres.log").toString(), "-w", "-t", "60", "start"), asPostgres);
         } catch (Exception | Error e) {
-            delete(home);
+            ScratchServer.delete(home);
             throw e;
         }
         Map<String, String> passwords = new TreeMap<>();
@@ -123,7 +118,7 @@ final class SecuredPostgres implements AutoCloseable {
                 postgres.close();
             } else {
                 stop(home, bin, asPostgres);
-                delete(home);
+                ScratchServer.delete(home);
             }
             throw e;
         }
@@ -174,7 +169,7 @@ final class SecuredPostgres implements AutoCloseable {
             try {
                 stop(home, bin, asPostgres);
             } finally {
-                delete(home);
+                ScratchServer.delete(home);
             }
         }
     }
@@ -226,24 +221,7 @@ final class SecuredPostgres implements AutoCloseable {
         }
     }
 
-    private static void delete(Path home) {
-        try (Stream<Path> files = Files.walk(home)) {
-            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(file);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
 
-    private static boolean answers(int port) {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(HOST, port), 500);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
-    }
 
     /** Runs a tool, as PostgreSQL's user where asked; its output goes to tools.log, which a failure shows. */
     private static void run(Path home, List<String> command, boolean asPostgres) throws IOException, InterruptedException {
