@@ -15,7 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and the cluster's CA as sslrootcert, deploy/kubernetes/base/kustomization.yaml). Here a PostgreSQL that takes TLS
  * only serves all four databases, and each service is told to trust its certificate through DB_URL alone, as there:
  * the saga must go through, with every session of the services over TLS, their relays' replication sessions among
- * them; and a service told to trust another CA must not start on that server.
+ * them; and a service told to trust another CA, or dialling the server under a name its certificate does not carry,
+ * must not start on that server.
  */
 class PostgresTlsIT {
 
@@ -46,6 +47,17 @@ class PostgresTlsIT {
                     postgres.serviceEnvironment("inventory-service", "impostor"))) {
                 assertThat(inventory.awaitExit(Duration.ofSeconds(90))).as("exit code").isNotZero();
                 assertThat(inventory.logContains("PKIX path")).as("refused for the server's certificate").isTrue();
+                assertThat(inventory.logLineOf("Listening on")).as("never listened").isNegative();
+            }
+
+            // the right CA, but the server dialled under a name its certificate does not carry: verify-full checks the
+            // name too, so a certificate the CA signed for another host does not pass for this one
+            try (ServiceProcess inventory = ServiceProcess.start("inventory-service", "postgres-tls-other-name", 18182,
+                    Map.of("eventing.relay.prepare-deadline", "PT5S"),
+                    postgres.serviceEnvironment("inventory-service", SecuredPostgres.UNNAMED_HOST, "server"))) {
+                assertThat(inventory.awaitExit(Duration.ofSeconds(90))).as("exit code").isNotZero();
+                assertThat(inventory.logContains("The hostname " + SecuredPostgres.UNNAMED_HOST + " could not be verified"))
+                        .as("refused for the name").isTrue();
                 assertThat(inventory.logLineOf("Listening on")).as("never listened").isNegative();
             }
         }

@@ -36,6 +36,8 @@ import java.util.concurrent.TimeUnit;
 final class SecuredPostgres implements AutoCloseable {
 
     private static final String HOST = ScratchServer.HOST;
+    /** A loopback address the server listens on too, which its certificate does not name. */
+    static final String UNNAMED_HOST = "127.0.0.2";
     private static final int PORT = 15432;
     private static final String SUPERUSER = "postgres";
     private static final List<String> SERVICES = List.of("order", "inventory", "payment", "shipping");
@@ -75,7 +77,7 @@ final class SecuredPostgres implements AutoCloseable {
                     asPostgres);
             Files.writeString(home.resolve("data/postgresql.conf"), String.join("\n",
                     "",
-                    "listen_addresses = '" + HOST + "'",
+                    "listen_addresses = '" + HOST + "," + UNNAMED_HOST + "'",
                     "port = " + PORT,
                     "unix_socket_directories = '" + home + "'",
                     "ssl = on",
@@ -96,6 +98,8 @@ final class SecuredPostgres implements AutoCloseable {
             Files.writeString(home.resolve("data/pg_hba.conf"), String.join("\n",
                     "hostssl all all " + HOST + "/32 scram-sha-256",
                     "hostssl replication all " + HOST + "/32 scram-sha-256",
+                    "hostssl all all " + UNNAMED_HOST + "/32 scram-sha-256",
+                    "hostssl replication all " + UNNAMED_HOST + "/32 scram-sha-256",
                     "hostnossl all all all reject",
                     "hostnossl replication all all reject",
                     ""));
@@ -109,7 +113,7 @@ final class SecuredPostgres implements AutoCloseable {
         SERVICES.forEach(service -> passwords.put(service, UUID.randomUUID().toString()));
         SecuredPostgres postgres = null;
         try {
-            Connection admin = DriverManager.getConnection(url(home, "postgres", "server"), SUPERUSER,
+            Connection admin = DriverManager.getConnection(url(home, HOST, "postgres", "server"), SUPERUSER,
                     Files.readString(home.resolve("superuser.pw")));
             postgres = new SecuredPostgres(home, bin, asPostgres, passwords, admin);
             postgres.createServiceDatabases();
@@ -131,8 +135,13 @@ final class SecuredPostgres implements AutoCloseable {
      * not sign this server's certificate), DB_USER and DB_PASSWORD.
      */
     Map<String, String> serviceEnvironment(String module, String trusted) {
+        return serviceEnvironment(module, HOST, trusted);
+    }
+
+    /** The same, the server dialled at {@code host} ({@link #UNNAMED_HOST}: a name its certificate does not carry). */
+    Map<String, String> serviceEnvironment(String module, String host, String trusted) {
         String service = module.replace("-service", "");
-        return Map.of("DB_URL", url(home, service + "_db", trusted),
+        return Map.of("DB_URL", url(home, host, service + "_db", trusted),
                 "DB_USER", service + "_svc",
                 "DB_PASSWORD", passwords.get(service));
     }
@@ -186,8 +195,8 @@ final class SecuredPostgres implements AutoCloseable {
         }
     }
 
-    private static String url(Path home, String database, String trusted) {
-        return "jdbc:postgresql://" + HOST + ":" + PORT + "/" + database + "?sslmode=verify-full&sslrootcert="
+    private static String url(Path home, String host, String database, String trusted) {
+        return "jdbc:postgresql://" + host + ":" + PORT + "/" + database + "?sslmode=verify-full&sslrootcert="
                 + URLEncoder.encode(home.resolve(trusted + ".crt").toString(), StandardCharsets.UTF_8);
     }
 
