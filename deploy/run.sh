@@ -18,7 +18,8 @@ command -v curl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninterac
 SERVICES=(order-service:8081 inventory-service:8082 payment-service:8083 shipping-service:8084)
 # each service's /q/ (health, metrics, OpenAPI) is on its management port: its HTTP port + 1000, the default of its
 # configuration (MANAGEMENT_PORT)
-MANAGEMENT=(order-service:9081 inventory-service:9082 payment-service:9083 shipping-service:9084)
+MANAGEMENT=()
+for entry in "${SERVICES[@]}"; do MANAGEMENT+=("${entry%%:*}:$((${entry##*:} + 1000))"); done
 SANDBOXES=(payment-provider-sandbox:9101 carrier-sandbox:9102)
 PIDS=()
 NAMES=()
@@ -100,12 +101,14 @@ await_ready payment-provider-sandbox http://127.0.0.1:9101/sandbox/ledger "${PID
 await_ready carrier-sandbox http://127.0.0.1:9102/sandbox/ledger "${PIDS[1]}"
 echo "started the sandboxes: payment provider on 127.0.0.1:9101, carrier on 127.0.0.1:9102"
 # On the loopback, as PostgreSQL, Kafka and the sandboxes are: the local run is for this machine, and a packaged
-# Quarkus listens on every interface. A packaged service has no operator password unless it is given one
-# (common-events' configuration); this run's is OPERATOR_PASSWORD if set, else "operator". Nor has it a database
-# password: the local stack's role of each service has its own name as password (deploy/stack/postgres.sh).
+# Quarkus listens on every interface. A packaged service has no operator account unless it is given one (common-events'
+# configuration): this run's is "operator", with OPERATOR_PASSWORD if set, else "operator", in a file the services
+# read as Kubernetes' pods read theirs (QUARKUS_CONFIG_LOCATIONS). Nor has a packaged service a database password: the
+# local stack's role of each service has its own name as password (deploy/stack/postgres.sh).
+printf %s "${OPERATOR_PASSWORD:-operator}" | deploy/operator-account.sh operator > "$RUN_DIR/operators.properties"
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
-  DB_PASSWORD="${name%-service}_svc" OPERATOR_PASSWORD="${OPERATOR_PASSWORD:-operator}" \
+  DB_PASSWORD="${name%-service}_svc" QUARKUS_CONFIG_LOCATIONS="$RUN_DIR/operators.properties" \
     java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" -Dquarkus.management.host=127.0.0.1 \
     -jar "$name/target/quarkus-app/quarkus-run.jar" > "$RUN_DIR/$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name")

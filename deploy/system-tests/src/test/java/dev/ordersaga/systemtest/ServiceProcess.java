@@ -22,6 +22,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -47,10 +48,13 @@ final class ServiceProcess implements AutoCloseable {
      */
     static final String WEBHOOK_SECRET = UUID.randomUUID().toString();
     /**
-     * The password of the user "operator", which the tests call the operator endpoints with (SagaSystem,
-     * EveryServiceRelaysIT): a packaged service has none unless the environment gives it one, as a Kubernetes Secret does.
+     * The password of the account "operator", which the tests call the operator endpoints with (SagaSystem,
+     * EveryServiceRelaysIT): a packaged service has no account unless its configuration gives it one, as the file of
+     * Kubernetes' Secret order-saga-operators does.
      */
     static final String OPERATOR_PASSWORD = "operator";
+    /** The file every service reads its operator accounts from unless a test hands it another (QUARKUS_CONFIG_LOCATIONS). */
+    private static volatile Path operatorAccounts;
 
     private final String name;
     private final int port;
@@ -105,13 +109,69 @@ final class ServiceProcess implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(logRedirect(log));
         builder.environment().put("PAYMENT_PROVIDER_WEBHOOK_SECRET", WEBHOOK_SECRET);
-        builder.environment().put("OPERATOR_PASSWORD", OPERATOR_PASSWORD);
+        builder.environment().put("QUARKUS_CONFIG_LOCATIONS", defaultOperatorAccounts().toAbsolutePath().toString());
         // a packaged service has no default; the local stack's role of each service has its own name as password
         builder.environment().put("DB_PASSWORD", module.replace("-service", "") + "_svc");
         builder.environment().putAll(environment);
         Process process = builder.start();
         STARTED.add(process);
         return new ServiceProcess(instance, port, log, process);
+    }
+
+    /**
+     * Starts a service that must refuse to start: it exits with an error, its log tells why ({@code because}), and it
+     * never opened its port.
+     */
+    static void assertRefusesToStart(String module, String instance, int port, Map<String, String> properties,
+                                     Map<String, String> environment, String because) throws IOException, InterruptedException {
+        try (ServiceProcess service = start(module, instance, port, properties, environment)) {
+            assertThat(service.awaitExit(Duration.ofSeconds(90))).as(instance + "'s exit code").isNotZero();
+            assertThat(service.logContains(because)).as(instance + "'s log says: " + because).isTrue();
+            assertThat(service.logLineOf("Listening on")).as(instance + " never listened").isNegative();
+        }
+    }
+
+    /**
+     * A file of operator accounts, as the services read it (QUARKUS_CONFIG_LOCATIONS), made by the script operators use
+     * (deploy/operator-account.sh), so that what it prints is what the services accept.
+     *
+     * @param passwords each account's name and password
+     */
+    static Path operatorAccounts(String file, Map<String, String> passwords) throws IOException, InterruptedException {
+        Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
+        StringBuilder accounts = new StringBuilder();
+        for (Map.Entry<String, String> account : passwords.entrySet()) {
+            Process script = new ProcessBuilder("bash", root.resolve("deploy/operator-account.sh").toString(), account.getKey())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            try (var stdin = script.getOutputStream()) {
+                stdin.write(account.getValue().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
+            String printed = new String(script.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            if (script.waitFor() != 0) {
+                throw new IllegalStateException("operator-account.sh " + account.getKey() + " exited with " + script.exitValue());
+            }
+            accounts.append(printed);
+        }
+        Path path = Path.of("target", file);
+        Files.createDirectories(path.getParent());
+        Files.writeString(path, accounts);
+        return path;
+    }
+
+    private static Path defaultOperatorAccounts() throws IOException {
+        if (operatorAccounts == null) {
+            synchronized (ServiceProcess.class) {
+                if (operatorAccounts == null) {
+                    try {
+                        operatorAccounts = operatorAccounts("operators.properties", Map.of("operator", OPERATOR_PASSWORD));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IOException("interrupted while making the operator accounts", e);
+                    }
+                }
+            }
+        }
+        return operatorAccounts;
     }
 
     /**

@@ -168,7 +168,7 @@ class StockResourceTest {
                 .body("detail", containsString(sku));
     }
 
-    /** The test profile's operator (OPERATOR_PASSWORD falls back to "operator" in tests only). */
+    /** The test profile's operator account, "operator" with the password "operator" (common-events' configuration). */
     private static RequestSpecification asOperator() {
         return given().auth().preemptive().basic("operator", "operator");
     }

@@ -1048,6 +1048,10 @@ final class ManifestChecks {
 
     // ----------------------------------------------------------------------------------------------- services
 
+    /** The Secret of the operators' accounts and its one key, a file of configuration (deploy/operator-account.sh). */
+    static final String OPERATORS_SECRET = "order-saga-operators";
+    static final String OPERATORS_FILE = "operators.properties";
+
     /**
      * Each service: a Deployment with the environment the service reads, a Service and a PodDisruptionBudget that select
      * its pods, a CloudNativePG Database owned by a managed role with login and replication whose password Secret is the
@@ -1094,14 +1098,16 @@ final class ManifestChecks {
             });
             cluster.ifPresentOrElse(c -> checkDatabase(problems, rendered, deployment, env, c),
                     () -> problems.add(name + ": no CloudNativePG Cluster for its database"));
+            checkOperatorAccounts(problems, rendered, deployment, env);
         }
         return problems;
     }
 
     static List<String> requiredEnvironment(String service) {
-        // OPERATOR_PASSWORD: a packaged service has no operator password of its own and does not start without it
+        // QUARKUS_CONFIG_LOCATIONS: the operators' accounts; a packaged service has none of its own and does not start
+        // without one
         List<String> variables = new ArrayList<>(List.of("DB_URL", "DB_USER", "DB_PASSWORD", "KAFKA_BOOTSTRAP_SERVERS",
-                "HTTP_PORT", "MANAGEMENT_PORT", "LOG_JSON", "OPERATOR_PASSWORD"));
+                "HTTP_PORT", "MANAGEMENT_PORT", "LOG_JSON", "QUARKUS_CONFIG_LOCATIONS"));
         switch (service) {
             case "payment" -> variables.addAll(List.of("PAYMENT_PROVIDER_URL", "PAYMENT_PROVIDER_WEBHOOK_SECRET"));
             case "shipping" -> variables.add("CARRIER_URL");
@@ -1232,6 +1238,36 @@ final class ManifestChecks {
         if (!trusted) {
             problems.add(where + ": DB_URL's sslrootcert '" + rootCert + "' is not key ca.crt of the Secret " + caSecret
                     + " (CloudNativePG's server CA of " + describe(cluster) + ") mounted in the container");
+        }
+    }
+
+    /**
+     * The operators' accounts: QUARKUS_CONFIG_LOCATIONS names the file of the Secret order-saga-operators (kustomize's
+     * generated name in dev) as the container mounts it, and names nothing else, so that every service reads the same
+     * accounts and no other configuration comes in that way.
+     */
+    private static void checkOperatorAccounts(List<String> problems, Rendered rendered, JsonNode deployment,
+                                              Map<String, JsonNode> env) {
+        String locations = resolve(rendered, env.get("QUARKUS_CONFIG_LOCATIONS")).orElse("");
+        JsonNode container = deployment.at("/spec/template/spec/containers/0");
+        Map<String, JsonNode> volumes = new LinkedHashMap<>();
+        list(deployment.at("/spec/template/spec/volumes")).forEach(v -> volumes.put(v.path("name").asText(), v));
+        boolean mounted = false;
+        for (JsonNode mount : list(container.path("volumeMounts"))) {
+            JsonNode secret = volumes.getOrDefault(mount.path("name").asText(), MissingNode.getInstance()).path("secret");
+            String secretName = secret.path("secretName").asText();
+            if (!secretName.equals(OPERATORS_SECRET) && !secretName.matches(Pattern.quote(OPERATORS_SECRET) + "-[a-z0-9]{10}")) {
+                continue;
+            }
+            String directory = mount.path("mountPath").asText().replaceAll("/+$", "");
+            mounted |= mount.path("subPath").isMissingNode() && list(secret.path("items")).stream().anyMatch(item ->
+                    OPERATORS_FILE.equals(item.path("key").asText())
+                            && locations.equals(directory + "/" + item.path("path").asText()));
+        }
+        if (!mounted) {
+            problems.add(describe(deployment) + ": QUARKUS_CONFIG_LOCATIONS '" + locations + "' is not key "
+                    + OPERATORS_FILE + " of the Secret " + OPERATORS_SECRET + " mounted in the container, where the"
+                    + " operators' accounts are");
         }
     }
 

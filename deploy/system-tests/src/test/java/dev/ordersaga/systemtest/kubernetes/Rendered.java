@@ -71,8 +71,9 @@ record Rendered(String overlay, List<JsonNode> objects) {
                     return Optional.of(plain.asText());
                 }
                 JsonNode encoded = object.path("data").path(key);
+                // kustomize wraps a long value's base64 (a file's) at 70 characters
                 return encoded.isValueNode()
-                        ? Optional.of(new String(Base64.getDecoder().decode(encoded.asText()), StandardCharsets.UTF_8))
+                        ? Optional.of(new String(Base64.getMimeDecoder().decode(encoded.asText()), StandardCharsets.UTF_8))
                         : Optional.empty();
             }
             JsonNode data = object.path("data").path(key);

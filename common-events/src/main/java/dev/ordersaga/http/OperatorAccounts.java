@@ -1,0 +1,78 @@
+package dev.ordersaga.http;
+
+import io.quarkus.elytron.security.properties.runtime.DigestAlgorithm;
+import io.quarkus.elytron.security.properties.runtime.MPRealmRuntimeConfig;
+import io.quarkus.runtime.StartupEvent;
+import io.smallrye.config.SmallRyeConfig;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.interceptor.Interceptor;
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * Refuses to start a service that no person could operate, or whose operator accounts would let nobody in. Quarkus'
+ * embedded realm refuses a password that is no hexadecimal digest, but takes a configuration without any account, a
+ * role given to a name that has no password, or a digest of another algorithm's length (sha256sum's where sha512sum's
+ * belongs) without a word; each only shows as a 401 when someone needs the endpoint, perhaps during an incident.
+ * Each person has an account of their own, so that the actions an order's log records name who did them.
+ */
+@ApplicationScoped
+public class OperatorAccounts {
+
+    public static final String ROLE = "operator";
+    static final String HOW = "Each person who operates the saga needs quarkus.security.users.embedded.users.<name>"
+            + " (the digest deploy/operator-account.sh prints) and quarkus.security.users.embedded.roles.<name>="
+            + ROLE + ", in a file that QUARKUS_CONFIG_LOCATIONS names (deploy/kubernetes/README.md)";
+    private static final Pattern HEX = Pattern.compile("[0-9a-fA-F]+");
+
+    // before the relay starts streaming (CdcRelay), so that a service refused here has published nothing
+    void check(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 2) StartupEvent event) {
+        MPRealmRuntimeConfig realm = ConfigProvider.getConfig().unwrap(SmallRyeConfig.class)
+                .getConfigMapping(MPRealmRuntimeConfig.class);
+        List<String> problems = problems(realm.plainText(), realm.algorithm(), realm.users(), realm.roles());
+        if (!problems.isEmpty()) {
+            throw new IllegalStateException("Operator accounts: " + String.join("; ", problems) + ". " + HOW);
+        }
+    }
+
+    static List<String> problems(boolean plainText, DigestAlgorithm algorithm, Map<String, String> users,
+                                 Map<String, String> roles) {
+        List<String> problems = new ArrayList<>();
+        List<String> operators = new TreeSet<>(roles.keySet()).stream()
+                .filter(name -> Arrays.stream(roles.get(name).split(",")).map(String::trim).anyMatch(ROLE::equals))
+                .toList();
+        if (operators.stream().noneMatch(users::containsKey)) {
+            problems.add("no account has the role " + ROLE);
+        }
+        operators.stream().filter(name -> !users.containsKey(name))
+                .forEach(name -> problems.add(name + " has the role " + ROLE + " but no password"));
+        if (!plainText) {
+            int length = digestLength(algorithm);
+            new TreeSet<>(users.keySet()).stream()
+                    .filter(name -> users.get(name).length() != length || !HEX.matcher(users.get(name)).matches())
+                    .forEach(name -> problems.add("the password of " + name + " is not a " + algorithm.getName()
+                            + " digest (" + length + " hexadecimal digits): a password is never kept as it is"));
+        }
+        return problems;
+    }
+
+    /** Hexadecimal digits in a digest of the realm's algorithm: its name is Elytron's, e.g. digest-sha-512. */
+    static int digestLength(DigestAlgorithm algorithm) {
+        String name = algorithm.getName().substring("digest-".length()).toUpperCase();
+        try {
+            return 2 * MessageDigest.getInstance(name.equals("SHA-512-256") ? "SHA-512/256" : name).getDigestLength();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JVM has no " + name + " for the operators' realm", e);
+        }
+    }
+}

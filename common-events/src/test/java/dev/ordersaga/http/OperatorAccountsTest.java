@@ -1,0 +1,65 @@
+package dev.ordersaga.http;
+
+import io.quarkus.elytron.security.properties.runtime.DigestAlgorithm;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.Map;
+
+import static io.quarkus.elytron.security.properties.runtime.DigestAlgorithm.DIGEST_SHA_512;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class OperatorAccountsTest {
+
+    private static final String ALICE = digest("alice:Quarkus:a long passphrase");
+
+    @Test
+    void accountsWithDigestsAndTheRoleAreAccepted() {
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of("alice", ALICE, "viewer", ALICE),
+                Map.of("alice", "auditor, operator", "viewer", "auditor"))).isEmpty();
+    }
+
+    @Test
+    void aServiceNobodyCanOperateIsRefused() {
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of()))
+                .containsExactly("no account has the role operator");
+        // an account without the role is no operator, a role without a password no account
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of("viewer", ALICE),
+                Map.of("viewer", "auditor", "alice", "operator")))
+                .containsExactly("no account has the role operator", "alice has the role operator but no password");
+    }
+
+    @Test
+    void aPasswordWhereItsDigestBelongsIsRefusedNamingTheAccountNotThePassword() {
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512,
+                Map.of("alice", ALICE, "bob", "hunter2", "carol", ALICE.toUpperCase(), "dave", ALICE.substring(2)),
+                Map.of("alice", "operator", "bob", "operator", "carol", "operator", "dave", "operator")))
+                .containsExactly(
+                        "the password of bob is not a digest-sha-512 digest (128 hexadecimal digits): a password is never kept as it is",
+                        "the password of dave is not a digest-sha-512 digest (128 hexadecimal digits): a password is never kept as it is")
+                .noneMatch(problem -> problem.contains("hunter2"));
+        // a realm told to keep passwords as they are (not this project's configuration) is not second-guessed
+        assertThat(OperatorAccounts.problems(true, DIGEST_SHA_512, Map.of("bob", "hunter2"), Map.of("bob", "operator")))
+                .isEmpty();
+    }
+
+    @Test
+    void everyAlgorithmTheRealmOffersHasItsDigestsLength() {
+        assertThat(OperatorAccounts.digestLength(DigestAlgorithm.DIGEST_MD5)).isEqualTo(32);
+        assertThat(OperatorAccounts.digestLength(DigestAlgorithm.DIGEST_SHA)).isEqualTo(40);
+        assertThat(OperatorAccounts.digestLength(DigestAlgorithm.DIGEST_SHA_256)).isEqualTo(64);
+        assertThat(OperatorAccounts.digestLength(DigestAlgorithm.DIGEST_SHA_384)).isEqualTo(96);
+        assertThat(OperatorAccounts.digestLength(DIGEST_SHA_512)).isEqualTo(128);
+        assertThat(OperatorAccounts.digestLength(DigestAlgorithm.DIGEST_SHA_512_256)).isEqualTo(64);
+    }
+
+    private static String digest(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-512").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
+}
