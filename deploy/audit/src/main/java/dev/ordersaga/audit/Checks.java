@@ -86,6 +86,7 @@ public final class Checks {
             violations.addAll(waitsForAHold(order, index));
             violations.addAll(outcome(order, index));
             violations.addAll(effectsOnce(order, index));
+            violations.addAll(factsOnce(order, index));
             violations.addAll(events(order, index));
             violations.addAll(parked(order, index));
         }
@@ -352,6 +353,34 @@ public final class Checks {
                 s -> s.shipmentId() + " key " + s.idempotencyKey() + " " + s.status());
         twice(found, id, index.sightings(id), "order_sighting rows (OrderCreated applied by inventory)",
                 s -> "event " + s.eventId());
+        return found;
+    }
+
+    /**
+     * The facts a saga states once: each is the outcome of one step, taken under the state machine of the service that
+     * publishes it, so a second one under another event id is the step taken twice (two replicas, a replay applied
+     * anew), which the rows may not show once a later transition has overwritten them. A redelivery keeps its event id
+     * and is no second fact. Not here: compensations' answers, holds and operators' requests, which an operator's
+     * resent cancellation or retry of a held step asks for again.
+     */
+    static final List<String> STATED_ONCE = List.of("OrderCreated", "StockReserved", "StockReservationFailed",
+            "PaymentSucceeded", "PaymentFailed", "ShipmentCreated", "ShipmentFailed", "OrderConfirmed", "OrderCancelled");
+
+    static List<Violation> factsOnce(Order order, Index index) {
+        Map<String, Map<UUID, TopicEvent>> byType = new LinkedHashMap<>();
+        for (TopicEvent e : index.events(order.id())) {
+            if (e.eventId() != null && STATED_ONCE.contains(e.type())) {
+                byType.computeIfAbsent(e.type(), t -> new LinkedHashMap<>()).putIfAbsent(e.eventId(), e);
+            }
+        }
+        List<Violation> found = new ArrayList<>();
+        byType.forEach((type, distinct) -> {
+            if (distinct.size() > 1) {
+                found.add(ofOrder(Kind.FACT_TWICE, order.id(), distinct.size() + " " + type + " events: "
+                        + distinct.values().stream().map(e -> e.eventId() + " (" + e.topic() + " " + e.partition() + "@"
+                        + e.offset() + ")").collect(Collectors.joining(", "))));
+            }
+        });
         return found;
     }
 

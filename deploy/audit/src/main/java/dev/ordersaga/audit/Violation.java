@@ -66,6 +66,11 @@ public record Violation(Kind kind, UUID orderId, String sku, String ledgerEntry,
         /** an effect taken twice: a second payment/shipment/reservation row, charge, refund, carrier shipment, sighting */
         EFFECT_TWICE("effect applied twice"),
         /**
+         * a fact the saga states once (Checks.STATED_ONCE: OrderCreated, StockReserved, PaymentSucceeded, ...) on its
+         * topic under two event ids or more: a step taken twice, whatever the rows show now
+         */
+        FACT_TWICE("fact published twice"),
+        /**
          * a charge, refund or carrier shipment whose reference names no order order_db has, recorded inside the --since
          * window: money taken, given back or a parcel made for nothing
          */

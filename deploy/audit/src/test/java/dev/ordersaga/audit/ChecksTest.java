@@ -378,6 +378,42 @@ class ChecksTest {
     }
 
     @Nested
+    class FactsStatedOnce {
+
+        static Stream<String> statedOnce() {
+            return Checks.STATED_ONCE.stream();
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("statedOnce")
+        void aSecondFactUnderAnotherEventIdIsReported(String type) {
+            world.everyKind();
+            TopicEvent first = world.events.stream().filter(e -> type.equals(e.type())).findFirst().orElseThrow();
+            world.publish(first.orderId(), first.topic(), type);
+            TopicEvent second = world.events.get(world.events.size() - 1);
+
+            assertThat(onlyViolation(Kind.FACT_TWICE, first.orderId()).detail()).isEqualTo("2 " + type + " events: "
+                    + first.eventId() + " (" + first.topic() + " 0@" + first.offset() + "), "
+                    + second.eventId() + " (" + second.topic() + " 0@" + second.offset() + ")");
+        }
+
+        @Test
+        void whatAnOperatorMayAskForAgainIsNoSecondFact() {
+            // a resent cancellation, answered again by every participant; a hold retried and held again
+            UUID cancelled = world.cancelledAfterShipmentCreated();
+            world.publish(cancelled, Topics.ORDER_EVENTS, "OrderCancelling");
+            world.publish(cancelled, Topics.INVENTORY_EVENTS, "StockReleased");
+            world.publish(cancelled, Topics.PAYMENT_EVENTS, "PaymentRefunded");
+            world.publish(cancelled, Topics.SHIPPING_EVENTS, "ShipmentCancelled");
+            UUID waiting = world.waitingForOperator();
+            world.publish(waiting, Topics.ORDER_EVENTS, "ShipmentRetryRequested");
+            world.publish(waiting, Topics.SHIPPING_EVENTS, "ShipmentOnHold");
+
+            assertThat(world.audit().violations()).isEmpty();
+        }
+    }
+
+    @Nested
     class LedgerEntriesOfNoOrderInScope {
 
         /** A ghost: an order id minted inside the window that order_db does not have. */
