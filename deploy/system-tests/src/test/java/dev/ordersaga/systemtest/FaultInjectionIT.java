@@ -110,9 +110,11 @@ class FaultInjectionIT {
                 f.get(10, TimeUnit.MINUTES);
             }
             customers.shutdown();
-            // the spells still on end as planned: an outage ends once its order waits, not when the load does
+            // the spells still on end as planned: an outage ends once its order waits, not when the load does. Each gives
+            // up after SPELL_BOUND from its start, and one that did fails the run just below, saying which
             spells.shutdown();
-            assertThat(spells.awaitTermination(4, TimeUnit.MINUTES)).as("the faults' spells ended").isTrue();
+            assertThat(spells.awaitTermination(SPELL_BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("the faults' spells ended")
+                    .isTrue();
             for (Future<?> tookEffect : lasting.tookEffect) {
                 // each outage held its order for an operator, each slow spell held an answer back, or the run fails here
                 tookEffect.get();
@@ -219,7 +221,11 @@ class FaultInjectionIT {
      * an earlier one ends, and only the latest ends its kind), and each one's check that it took effect.
      */
     private static final class Lasting {
-        final AtomicInteger latestOutage = new AtomicInteger();
+        /**
+         * Outages whose order is not held yet. The carrier stays down until the last of them is: an outage that a later
+         * one's end brought to a close early would leave its own order to go through, and its spell to wait in vain.
+         */
+        private int outagesWaiting;
         final AtomicInteger latestSlowPayment = new AtomicInteger();
         final AtomicInteger latestSlowCarrier = new AtomicInteger();
         final List<Future<?>> tookEffect = Collections.synchronizedList(new ArrayList<>());
@@ -286,8 +292,11 @@ class FaultInjectionIT {
                         () -> saga.carrierSlow(2_500), saga::carrierSlowedAnswers, () -> saga.carrierSlow(0))));
         steps.add(new Step("carrier down until an order of its own waits for an operator (at most "
                 + SPELL_BOUND.toMinutes() + " min)", 0, saga -> {
-            int outage = lasting.latestOutage.incrementAndGet();
-            saga.carrierOutage(Integer.MAX_VALUE);
+            // under the lock, so that an outage that ends cannot switch the carrier back on after this one took it down
+            synchronized (lasting) {
+                lasting.outagesWaiting++;
+                saga.carrierOutage(Integer.MAX_VALUE);
+            }
             // an order of the outage's own, so that one is held whenever the outage falls in the load
             UUID held = saga.placeRetrying("fault-outage-" + UUID.randomUUID(), "tok_ok", "12 St James Square",
                     new Line(sku, 1, "10.50"));
@@ -298,9 +307,10 @@ class FaultInjectionIT {
                             .pollInterval(Duration.ofMillis(500)).ignoreExceptions()
                             .until(() -> saga.order(held).hasNonNull("waitingReason"));
                 } finally {
-                    // a later round's outage may have begun meanwhile: it is that one's to end
-                    if (lasting.latestOutage.get() == outage) {
-                        saga.carrierOutage(0);
+                    synchronized (lasting) {
+                        if (--lasting.outagesWaiting == 0) {
+                            saga.carrierOutage(0);
+                        }
                     }
                 }
                 return null;

@@ -1216,24 +1216,16 @@ final class ManifestChecks {
                     + ", so the service does not verify the database's certificate and name (verify-full)");
         }
         String rootCert = parameters.getOrDefault("sslrootcert", "");
-        JsonNode container = deployment.at("/spec/template/spec/containers/0");
-        Map<String, JsonNode> volumes = new LinkedHashMap<>();
-        list(deployment.at("/spec/template/spec/volumes")).forEach(v -> volumes.put(v.path("name").asText(), v));
         boolean trusted = false;
-        for (JsonNode mount : list(container.path("volumeMounts"))) {
-            JsonNode secret = volumes.getOrDefault(mount.path("name").asText(), MissingNode.getInstance()).path("secret");
-            if (!caSecret.equals(secret.path("secretName").asText())) {
+        for (SecretMount mount : secretMounts(deployment)) {
+            if (!caSecret.equals(mount.secret())) {
                 continue;
             }
-            List<JsonNode> items = list(secret.path("items"));
-            if (items.isEmpty() || items.stream().anyMatch(item -> !"ca.crt".equals(item.path("key").asText()))) {
+            if (mount.items().isEmpty() || mount.items().stream().anyMatch(item -> !"ca.crt".equals(item.path("key").asText()))) {
                 problems.add(where + ": mounts more of the Secret " + caSecret + " than its ca.crt (its ca.key signs "
                         + "the database's certificates)");
             }
-            String directory = mount.path("mountPath").asText().replaceAll("/+$", "");
-            trusted |= mount.path("subPath").isMissingNode() && items.stream().anyMatch(item ->
-                    "ca.crt".equals(item.path("key").asText())
-                            && rootCert.equals(directory + "/" + item.path("path").asText()));
+            trusted |= mount.putsKeyAt("ca.crt", rootCert);
         }
         if (!trusted) {
             problems.add(where + ": DB_URL's sslrootcert '" + rootCert + "' is not key ca.crt of the Secret " + caSecret
@@ -1249,26 +1241,40 @@ final class ManifestChecks {
     private static void checkOperatorAccounts(List<String> problems, Rendered rendered, JsonNode deployment,
                                               Map<String, JsonNode> env) {
         String locations = resolve(rendered, env.get("QUARKUS_CONFIG_LOCATIONS")).orElse("");
-        JsonNode container = deployment.at("/spec/template/spec/containers/0");
-        Map<String, JsonNode> volumes = new LinkedHashMap<>();
-        list(deployment.at("/spec/template/spec/volumes")).forEach(v -> volumes.put(v.path("name").asText(), v));
-        boolean mounted = false;
-        for (JsonNode mount : list(container.path("volumeMounts"))) {
-            JsonNode secret = volumes.getOrDefault(mount.path("name").asText(), MissingNode.getInstance()).path("secret");
-            String secretName = secret.path("secretName").asText();
-            if (!secretName.equals(OPERATORS_SECRET) && !secretName.matches(Pattern.quote(OPERATORS_SECRET) + "-[a-z0-9]{10}")) {
-                continue;
-            }
-            String directory = mount.path("mountPath").asText().replaceAll("/+$", "");
-            mounted |= mount.path("subPath").isMissingNode() && list(secret.path("items")).stream().anyMatch(item ->
-                    OPERATORS_FILE.equals(item.path("key").asText())
-                            && locations.equals(directory + "/" + item.path("path").asText()));
-        }
+        boolean mounted = secretMounts(deployment).stream()
+                .filter(mount -> mount.secret().equals(OPERATORS_SECRET)
+                        || mount.secret().matches(Pattern.quote(OPERATORS_SECRET) + "-[a-z0-9]{10}"))
+                .anyMatch(mount -> mount.putsKeyAt(OPERATORS_FILE, locations));
         if (!mounted) {
             problems.add(describe(deployment) + ": QUARKUS_CONFIG_LOCATIONS '" + locations + "' is not key "
                     + OPERATORS_FILE + " of the Secret " + OPERATORS_SECRET + " mounted in the container, where the"
                     + " operators' accounts are");
         }
+    }
+
+    /** A Secret's volume as the service's container mounts it: which Secret, which of its keys, and where. */
+    private record SecretMount(String secret, List<JsonNode> items, String directory, boolean subPath) {
+
+        /** Whether the Secret's key is the file at that path in the container. */
+        boolean putsKeyAt(String key, String file) {
+            return !subPath && items.stream().anyMatch(item -> key.equals(item.path("key").asText())
+                    && file.equals(directory + "/" + item.path("path").asText()));
+        }
+    }
+
+    private static List<SecretMount> secretMounts(JsonNode deployment) {
+        JsonNode container = deployment.at("/spec/template/spec/containers/0");
+        Map<String, JsonNode> volumes = new LinkedHashMap<>();
+        list(deployment.at("/spec/template/spec/volumes")).forEach(v -> volumes.put(v.path("name").asText(), v));
+        List<SecretMount> mounts = new ArrayList<>();
+        for (JsonNode mount : list(container.path("volumeMounts"))) {
+            JsonNode secret = volumes.getOrDefault(mount.path("name").asText(), MissingNode.getInstance()).path("secret");
+            if (secret.isObject()) {
+                mounts.add(new SecretMount(secret.path("secretName").asText(), list(secret.path("items")),
+                        mount.path("mountPath").asText().replaceAll("/+$", ""), !mount.path("subPath").isMissingNode()));
+            }
+        }
+        return mounts;
     }
 
     /** A JDBC URL's parameters ("?a=b&c"), decoded; empty without any. */
