@@ -217,8 +217,9 @@ class FaultInjectionIT {
     }
 
     /**
-     * The faults of a run that last a while: the latest one's number of each kind (a later round's may begin before
-     * an earlier one ends, and only the latest ends its kind), and each one's check that it took effect.
+     * The faults of a run that last a while (a later round's may begin before an earlier one ends): for the slow
+     * spells the latest one's number of each kind, since only the latest ends its kind; for the outages how many still
+     * wait; and each one's check that it took effect.
      */
     private static final class Lasting {
         /**

@@ -54,7 +54,7 @@ final class ServiceProcess implements AutoCloseable {
      */
     static final String OPERATOR_PASSWORD = "operator";
     /** The file every service reads its operator accounts from unless a test hands it another (QUARKUS_CONFIG_LOCATIONS). */
-    private static volatile Path operatorAccounts;
+    private static Path operatorAccounts;
 
     private final String name;
     private final int port;
@@ -158,17 +158,13 @@ final class ServiceProcess implements AutoCloseable {
         return path;
     }
 
-    private static Path defaultOperatorAccounts() throws IOException {
+    private static synchronized Path defaultOperatorAccounts() throws IOException {
         if (operatorAccounts == null) {
-            synchronized (ServiceProcess.class) {
-                if (operatorAccounts == null) {
-                    try {
-                        operatorAccounts = operatorAccounts("operators.properties", Map.of("operator", OPERATOR_PASSWORD));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IOException("interrupted while making the operator accounts", e);
-                    }
-                }
+            try {
+                operatorAccounts = operatorAccounts("operators.properties", Map.of("operator", OPERATOR_PASSWORD));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while making the operator accounts", e);
             }
         }
         return operatorAccounts;
