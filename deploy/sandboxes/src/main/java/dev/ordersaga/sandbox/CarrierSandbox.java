@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * The carrier's sandbox: shipments created idempotently by the Idempotency-Key header, rejected for good when
  * address.line1 is "UNDELIVERABLE", cancelled on request, a report of the shipments created; an outage switch and
- * the slow mode for the retry tests, and the ledger.
+ * the slow mode for the retry tests, a forgotten idempotency key, and the ledger.
  *
  * <pre>{@code
  * try (CarrierSandbox carrier = CarrierSandbox.start(0)) {
@@ -27,6 +27,7 @@ public final class CarrierSandbox implements AutoCloseable {
                 Route.post("/v1/shipments/{shipmentId}/cancel", this::cancelShipment),
                 Route.get("/v1/shipments/{idempotencyKey}", this::shipmentStatus),
                 Route.post("/sandbox/carrier/outage", this::armOutage),
+                Route.post("/sandbox/keys/{idempotencyKey}/forget", this::forgetKey),
                 Route.get("/sandbox/ledger", request -> Response.json(200, ledger.ledgerView()))));
         server.start();
     }
@@ -79,6 +80,11 @@ public final class CarrierSandbox implements AutoCloseable {
         return ledger.queryStatus(key)
                 .map(shipment -> Response.json(200, shipment.view()))
                 .orElseThrow(() -> ApiException.notFound("no shipment with idempotency key " + key));
+    }
+
+    /** As a real carrier does after some days: a create call under the key creates anew. */
+    private Response forgetKey(Request request) {
+        return Response.json(200, ledger.forgetKey(request.pathParam(0)).view());
     }
 
     private Response armOutage(Request request) {

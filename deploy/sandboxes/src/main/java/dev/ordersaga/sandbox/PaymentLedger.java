@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * The payment sandbox's books. One lock for all of it: the idempotency rule (one charge per key, even under
@@ -14,6 +15,11 @@ final class PaymentLedger {
 
     private final Map<String, Charge> chargesByKey = new LinkedHashMap<>();
     private final Map<String, String> keysByChargeId = new HashMap<>();
+    /**
+     * Charges whose key was forgotten ({@link #forgetKey}), as real providers forget keys after a day or so: still in
+     * the books, the report and the ledger, but a charge call under their key charges anew.
+     */
+    private final Map<String, Charge> forgottenById = new LinkedHashMap<>();
     private final Map<String, Refund> refundsByKey = new LinkedHashMap<>();
     private final Map<String, Integer> failingRefundsLeft = new HashMap<>();
     /**
@@ -51,6 +57,20 @@ final class PaymentLedger {
         return Optional.ofNullable(chargesByKey.get(idempotencyKey));
     }
 
+    /**
+     * Forgets the key's charge as far as idempotency goes: the next charge call under the key makes a second charge.
+     *
+     * @return the charge that was under the key
+     */
+    synchronized Charge forgetKey(String idempotencyKey) {
+        Charge charge = chargesByKey.remove(idempotencyKey);
+        if (charge == null) {
+            throw ApiException.notFound("no charge with idempotency key " + idempotencyKey);
+        }
+        forgottenById.put(charge.chargeId(), charge);
+        return charge;
+    }
+
     /** A late settlement: the provider changes its mind about a declined charge. */
     synchronized Charge settleLate(String chargeId) {
         Charge charge = chargeById(chargeId);
@@ -58,7 +78,11 @@ final class PaymentLedger {
             throw ApiException.conflict("charge " + chargeId + " is not declined");
         }
         Charge settled = charge.settledLate();
-        chargesByKey.put(settled.idempotencyKey(), settled);
+        if (forgottenById.containsKey(chargeId)) {
+            forgottenById.put(chargeId, settled);
+        } else {
+            chargesByKey.put(settled.idempotencyKey(), settled);
+        }
         settlements.add(settled);
         return settled;
     }
@@ -97,7 +121,8 @@ final class PaymentLedger {
 
     synchronized Map<String, Object> ledgerView() {
         return Json.object(
-                "charges", chargesByKey.values().stream().map(this::chargeView).toList(),
+                "charges", Stream.concat(forgottenById.values().stream(), chargesByKey.values().stream())
+                        .map(this::chargeView).toList(),
                 "refunds", refundsByKey.values().stream().map(Refund::ledgerView).toList());
     }
 
@@ -113,7 +138,8 @@ final class PaymentLedger {
         if (key == null) {
             throw ApiException.notFound("unknown charge " + chargeId);
         }
-        return chargesByKey.get(key);
+        Charge forgotten = forgottenById.get(chargeId);
+        return forgotten != null ? forgotten : chargesByKey.get(key);
     }
 
     private BigDecimal refundable(Charge charge) {

@@ -8,7 +8,7 @@ import java.util.Objects;
 /**
  * The payment provider's sandbox: charges decided by the payment token (see the table in {@link CardToken}),
  * idempotent by the Idempotency-Key header, refunds, a status query, webhooks, a settlement report, and the switches tests need
- * (late settlement, slow mode, the ledger).
+ * (late settlement, a forgotten idempotency key, slow mode, the ledger).
  *
  * <pre>{@code
  * try (PaymentSandbox provider = PaymentSandbox.start(0, null)) {
@@ -35,6 +35,7 @@ public final class PaymentSandbox implements AutoCloseable {
                 Route.post("/v1/refunds", this::refund),
                 Route.get("/v1/reports/settlements", this::settlements),
                 Route.post("/sandbox/charges/{chargeId}/settle-late", this::settleLate),
+                Route.post("/sandbox/keys/{idempotencyKey}/forget", this::forgetKey),
                 Route.get("/sandbox/ledger", request -> Response.json(200, ledger.ledgerView()))));
         this.webhooks = builder.webhookUrl == null ? null
                 : new WebhookSender(NAME + "-" + server.port() + "-webhook", builder.webhookUrl, builder.webhookSecret,
@@ -108,6 +109,11 @@ public final class PaymentSandbox implements AutoCloseable {
         Charge settled = ledger.settleLate(request.pathParam(0));
         notifyShop(settled);
         return Response.json(200, settled.statusView());
+    }
+
+    /** As a real provider does after a day or so: a charge call under the key charges anew. */
+    private Response forgetKey(Request request) {
+        return Response.json(200, ledger.forgetKey(request.pathParam(0)).statusView());
     }
 
     private void notifyShop(Charge charge) {

@@ -199,6 +199,30 @@ class CarrierSandboxTest {
     }
 
     @Test
+    void aForgottenKeyIsCreatedAnewAndBothShipmentsStayInTheBooksTheReportAndCancellable() {
+        Instant before = Instant.now();
+        String key = key();
+        String first = client.post("/v1/shipments", key, shipment()).body().get("shipmentId").asText();
+
+        Answer forgotten = client.post("/sandbox/keys/" + key + "/forget", null, "");
+        assertThat(forgotten.status()).isEqualTo(200);
+        assertThat(forgotten.body().get("shipmentId").asText()).isEqualTo(first);
+        assertThat(client.get("/v1/shipments/" + key).status()).as("the status query no longer knows the key").isEqualTo(404);
+
+        String second = client.post("/v1/shipments", key, shipment()).body().get("shipmentId").asText();
+        assertThat(second).isNotEqualTo(first);
+        assertThat(client.get("/v1/shipments/" + key).body().get("shipmentId").asText())
+                .as("the new shipment is the key's from now on").isEqualTo(second);
+        assertThat(client.ledger().get("shipments").findValuesAsText("shipmentId")).containsExactly(first, second);
+
+        assertThat(client.post("/v1/shipments/" + first + "/cancel", key(), "").status()).isEqualTo(200);
+        JsonNode report = client.get("/v1/reports/shipments?since=" + before).body().get("shipments");
+        assertThat(report.findValuesAsText("shipmentId")).containsExactly(first, second);
+        assertThat(report.findValuesAsText("status")).containsExactly("cancelled", "created");
+        assertThat(client.post("/sandbox/keys/" + key() + "/forget", null, "").status()).isEqualTo(404);
+    }
+
+    @Test
     void cancelOfAnUnknownShipmentIs404() {
         assertThat(client.post("/v1/shipments/shp_unknown/cancel", key(), "").status()).isEqualTo(404);
     }

@@ -412,6 +412,33 @@ class PaymentSandboxTest {
     }
 
     @Test
+    void aForgottenKeyIsChargedAnewAndBothChargesStayInTheBooksTheReportAndRefundable() {
+        Instant before = Instant.now();
+        String key = key();
+        String first = client.post("/v1/charges", key, charge("tok_ok")).body().get("chargeId").asText();
+
+        Answer forgotten = client.post("/sandbox/keys/" + key + "/forget", null, "");
+        assertThat(forgotten.status()).isEqualTo(200);
+        assertThat(forgotten.body().get("chargeId").asText()).isEqualTo(first);
+        assertThat(client.get("/v1/charges/" + key).status()).as("the status query no longer knows the key").isEqualTo(404);
+
+        Answer again = client.post("/v1/charges", key, charge("tok_ok"));
+        assertThat(again.status()).isEqualTo(201);
+        String second = again.body().get("chargeId").asText();
+        assertThat(second).isNotEqualTo(first);
+        assertThat(client.post("/v1/charges", key, charge("tok_ok")).body().get("chargeId").asText())
+                .as("the new charge is the key's from now on").isEqualTo(second);
+        assertThat(client.ledger().get("charges").findValuesAsText("chargeId")).containsExactly(first, second);
+        assertThat(client.get("/v1/reports/settlements?since=" + before).body().get("settlements")
+                .findValuesAsText("chargeId")).containsExactly(first, second);
+
+        assertThat(client.post("/v1/refunds", key(), refund(first, "21.00")).status()).isEqualTo(201);
+        assertThat(client.post("/v1/refunds", key(), refund(second, "21.00")).status()).isEqualTo(201);
+        assertThat(client.post("/v1/refunds", key(), refund(first, "0.01")).status()).as("refunded in full").isEqualTo(409);
+        assertThat(client.post("/sandbox/keys/" + key() + "/forget", null, "").status()).isEqualTo(404);
+    }
+
+    @Test
     void slowModeDelaysEveryProviderAnswerButNotTheSandboxEndpoints() {
         long slowedBefore = client.slow(2000);
 

@@ -54,6 +54,9 @@ public class SettlementReconciliation {
     TransactionalWrites writes;
 
     @Inject
+    SurplusRefunds surplus;
+
+    @Inject
     MeterRegistry meters;
 
     private ProviderReport<Settlement> report;
@@ -115,10 +118,10 @@ public class SettlementReconciliation {
 
     /**
      * A settled charge under a payment's key that is not the charge the payment recorded: a second charge, which a
-     * provider makes when it has forgotten the key (providers keep keys for a day or so; a status query that failed
-     * for longer ends in a charge call under the same key). Nothing here refunds it, since the payment's one refund is
-     * its own charge's: it is an ALERT for a person, with {@code saga_payment_settlements_unmatched_total} (once
-     * for each of the entry's two looks).
+     * provider makes when it has forgotten the key (providers keep keys for a day or so; an operator's retry-payment
+     * after a hold charges under the same key). The customer paid twice, so the surplus is refunded on its own
+     * ({@link SurplusRefunds}), and it is an ALERT for a person all the same, with
+     * {@code saga_payment_settlements_unmatched_total}, once for each such charge: the provider broke its promise.
      */
     private void otherCharges(List<Settlement> ours, Set<UUID> paymentIds) {
         Map<UUID, String> recorded = QuarkusTransaction.requiringNew()
@@ -126,12 +129,14 @@ public class SettlementReconciliation {
         for (Settlement settlement : ours) {
             UUID paymentId = UUID.fromString(settlement.idempotencyKey());
             String charge = recorded.get(paymentId);
-            if (charge != null && !charge.equals(settlement.chargeId())) {
-                Optional<PaymentRepository.ChargeState> state = payments.chargeState(paymentId);
+            if (charge == null || charge.equals(settlement.chargeId())) {
+                continue;
+            }
+            Optional<PaymentRepository.ChargeState> state = payments.chargeState(paymentId);
+            if (state.isPresent() && surplus.found(state.get(), settlement.chargeId())) {
                 LOG.errorf("ALERT settlement of another charge: the provider settled charge %s under the key of payment %s "
-                                + "(order %s), which recorded charge %s; the customer may be charged twice, and nothing "
-                                + "refunds it", settlement.chargeId(), paymentId,
-                        state.map(c -> c.orderId().toString()).orElse("?"), charge);
+                                + "(order %s), which recorded charge %s: the customer was charged twice; the surplus "
+                                + "charge is being refunded", settlement.chargeId(), paymentId, state.get().orderId(), charge);
                 unmatched.increment();
             }
         }

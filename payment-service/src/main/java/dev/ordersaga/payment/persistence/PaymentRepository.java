@@ -10,6 +10,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
+import java.math.BigDecimal;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -171,11 +172,12 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
      * before it sends a charge (whether the order is cancelling).
      */
     public record ChargeState(UUID paymentId, UUID orderId, String correlationId, UUID causedByEventId,
-                              PaymentStatus status, boolean cancelRequested) {
+                              PaymentStatus status, boolean cancelRequested, BigDecimal amount, String currency) {
     }
 
     private static final String CHARGE_STATE = """
-            SELECT order_id, correlation_id, caused_by_event_id, status, cancel_requested FROM payment WHERE id = ?""";
+            SELECT order_id, correlation_id, caused_by_event_id, status, cancel_requested, amount, currency
+            FROM payment WHERE id = ?""";
 
     /**
      * The payment's state as last committed, without a lock and without Hibernate: a provider's news that this state
@@ -186,7 +188,8 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         TransactionalWrites.Write read = new TransactionalWrites.Write(CHARGE_STATE, 1,
                 (statement, first) -> statement.setObject(first, id));
         return writes.readOneCommitted(read, row -> new ChargeState(id, row.getObject(1, UUID.class), row.getString(2),
-                row.getObject(3, UUID.class), PaymentStatus.valueOf(row.getString(4)), row.getBoolean(5)),
+                row.getObject(3, UUID.class), PaymentStatus.valueOf(row.getString(4)), row.getBoolean(5),
+                row.getBigDecimal(6), row.getString(7)),
                 () -> "read the charge state of payment " + id);
     }
 

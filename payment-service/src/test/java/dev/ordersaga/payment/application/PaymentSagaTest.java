@@ -21,6 +21,7 @@ import dev.ordersaga.payment.testing.PaymentSandboxResource;
 import dev.ordersaga.payment.testing.ProviderLedger;
 import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
+import dev.ordersaga.work.Surpluses;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -77,6 +78,9 @@ class PaymentSagaTest {
 
     @Inject
     SettlementReconciliation reconciliation;
+
+    @Inject
+    SurplusRefunds surplusRefunds;
 
     @Inject
     PaymentProviderClient provider;
@@ -449,30 +453,83 @@ class PaymentSagaTest {
         assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
     }
 
+    /**
+     * The provider forgot the payment's key and was charged under it again (an operator's retry-payment a day later):
+     * the settlement report shows a second charge, which is refunded on its own, once, under a key of its own, retried
+     * through the provider's refusals with an alert each; the payment and its saga are not touched.
+     */
     @Test
-    void aSettledChargeUnderAPaymentsKeyThatIsNotItsChargeIsAnAlert() {
-        OrderSaga saga = saga("settled-other-charge");
-        saga.publish(orderCreated("tok_ok"));
-        saga.publish(stockReserved());
-        awaitOne(saga, PaymentSucceeded.class);
-        // as if the provider, having forgotten the key, had charged it a second time: the sandbox never forgets one,
-        // so the payment is made to hold another charge id than the one the report shows under its key
-        QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager()
-                .createNativeQuery("UPDATE payment SET provider_charge_id = 'ch_recorded_first' WHERE order_id = ?1")
-                .setParameter(1, saga.orderId()).executeUpdate());
+    void aSecondChargeUnderAPaymentsKeyIsRefundedOnItsOwnWithAnAlert() {
+        OrderSaga saga = saga("second-charge-refunded");
+        String first = paidWith(saga, "tok_refund_fails_twice");
+        String second = chargedAgainUnderAForgottenKey(saga, "tok_refund_fails_twice");
+        double unmatchedBefore = counter("saga.payment.settlements.unmatched");
+        double refundedBefore = counter("saga.payment.surplus.refunds");
+        double failuresBefore = compensationFailures("surplus-refund");
 
-        try (LogCapture log = LogCapture.of(SettlementReconciliation.class)) {
+        try (LogCapture found = LogCapture.of(SettlementReconciliation.class);
+             LogCapture refunds = LogCapture.of(Surpluses.class)) {
             reconciliation.reconcile();
-            assertThat(log.containing("ALERT settlement of another charge")).anySatisfy(line -> assertThat(line.message())
-                    .contains(saga.orderId().toString()).contains("ch_recorded_first")
-                    .contains(ledger(saga).charges().get(0).chargeId()));
+            await().atMost(PATIENCE).until(() -> !ledger(saga).refunds().isEmpty());
+            reconciliation.reconcile();
+
+            assertThat(found.containing("ALERT settlement of another charge")).as("once, however often it is read")
+                    .singleElement().satisfies(line -> assertThat(line.message())
+                            .contains(saga.orderId().toString()).contains(first).contains(second).contains("refunded"));
+            List<LogCapture.Line> alerts = refunds.containing("ALERT compensation failed: refund of surplus charge " + second);
+            assertThat(alerts).hasSize(2).allSatisfy(alert -> {
+                assertThat(alert.level()).isEqualTo(org.jboss.logmanager.Level.ERROR);
+                assertThat(alert.correlationId()).isEqualTo(saga.correlationId());
+            });
+            assertThat(alerts.get(0).message()).contains("attempt 1");
+            assertThat(alerts.get(1).message()).contains("attempt 2");
         }
-        assertThat(ledger(saga).refunds()).as("nothing refunded on its own").isEmpty();
-        // nor later: the worker refunds only what the row owes, and it owes the provider nothing
+        ProviderLedger ledger = ledger(saga);
+        assertThat(ledger.refunds()).singleElement().satisfies(refund -> {
+            assertThat(refund.chargeId()).isEqualTo(second);
+            assertThat(refund.idempotencyKey()).isEqualTo("refund-surplus-" + second);
+            assertThat(refund.amount()).isEqualByComparingTo("21.00");
+        });
+        assertThat(ledger.net()).as("the customer pays once").isEqualByComparingTo("21.00");
+        assertThat(counter("saga.payment.settlements.unmatched") - unmatchedBefore).isEqualTo(1.0);
+        assertThat(counter("saga.payment.surplus.refunds") - refundedBefore).isEqualTo(1.0);
+        assertThat(compensationFailures("surplus-refund") - failuresBefore).isGreaterThanOrEqualTo(2.0);
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
+        assertThat(payment(saga).providerChargeId()).isEqualTo(first);
+        assertThat(saga.publishedTypes()).as("the saga hears nothing of it").containsExactly("PaymentSucceeded");
+    }
+
+    /**
+     * A surplus charge recorded by a service that stopped before it refunded: the sweep claims it and refunds it, and
+     * records that nothing is owed any more.
+     */
+    @Test
+    void aSurplusChargeLeftUnrefundedIsRefundedByTheSweep() {
+        OrderSaga saga = saga("second-charge-swept");
+        paidWith(saga, "tok_ok");
+        String second = chargedAgainUnderAForgottenKey(saga, "tok_ok");
         Payment payment = payment(saga);
-        assertThat(payment.status()).isEqualTo(PaymentStatus.SUCCEEDED);
-        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.NONE);
-        assertThat(payment.nextAttemptAt()).isNull();
+        // recorded as the report's read does, its wake-up lost (the service stopped): due since a minute ago
+        QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager().createNativeQuery("""
+                        INSERT INTO surplus_charge (id, provider_ref, owner_id, order_id, correlation_id, attempts,
+                                                    next_attempt_at, found_at)
+                        VALUES (?1, ?2, ?3, ?4, ?5, 0, now() - interval '1 minute', now() - interval '1 minute')""")
+                .setParameter(1, UUID.randomUUID()).setParameter(2, second).setParameter(3, payment.id())
+                .setParameter(4, saga.orderId()).setParameter(5, saga.correlationId()).executeUpdate());
+        assertThat(surplusRefunds.found(repository.chargeState(payment.id()).orElseThrow(), second))
+                .as("known: not recorded again").isFalse();
+
+        surplusRefunds.sweep();
+
+        await().atMost(PATIENCE).until(() -> !ledger(saga).refunds().isEmpty());
+        assertThat(ledger(saga).refunds()).singleElement().satisfies(refund -> {
+            assertThat(refund.chargeId()).isEqualTo(second);
+            assertThat(refund.idempotencyKey()).isEqualTo("refund-surplus-" + second);
+        });
+        await().atMost(PATIENCE).until(() -> QuarkusTransaction.requiringNew().call(() -> repository.getEntityManager()
+                .createNativeQuery("SELECT count(*) FROM surplus_charge WHERE provider_ref = ?1 AND undo_ref LIKE 're_%' "
+                        + "AND next_attempt_at IS NULL").setParameter(1, second).getSingleResult()).equals(1L));
+        assertThat(ledger(saga).net()).isEqualByComparingTo("21.00");
     }
 
     @Test
@@ -741,6 +798,31 @@ class PaymentSagaTest {
 
     private double compensationFailures(String step) {
         Counter counter = meters.find("saga.compensation.failures").tag("step", step).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    /** The saga's payment charged and succeeded; its charge's id. */
+    private String paidWith(OrderSaga saga, String token) {
+        saga.publish(orderCreated(token));
+        saga.publish(stockReserved());
+        return awaitOne(saga, PaymentSucceeded.class).payload().providerChargeId();
+    }
+
+    /**
+     * The provider forgets the payment's key and is charged under it again, as an operator's retry-payment would
+     * charge; the second charge's id.
+     */
+    private String chargedAgainUnderAForgottenKey(OrderSaga saga, String token) {
+        Payment payment = payment(saga);
+        ProviderLedger.forgetKey(providerUrl, payment.idempotencyKey());
+        ProviderLedger.charge(providerUrl, payment.idempotencyKey(), payment.amount(), payment.currency(), token,
+                saga.orderId().toString());
+        return ledger(saga).charges().stream().map(ProviderLedger.Charge::chargeId)
+                .filter(id -> !id.equals(payment.providerChargeId())).findFirst().orElseThrow();
+    }
+
+    private double counter(String name) {
+        Counter counter = meters.find(name).counter();
         return counter == null ? 0 : counter.count();
     }
 

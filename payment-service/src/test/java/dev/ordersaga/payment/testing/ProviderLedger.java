@@ -71,6 +71,12 @@ public final class ProviderLedger {
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), 200);
     }
 
+    /** Makes the sandbox forget the key, as real providers do after a day or so: a charge under it charges anew. */
+    public static void forgetKey(String providerUrl, String idempotencyKey) {
+        send(HttpRequest.newBuilder(URI.create(providerUrl + "/sandbox/keys/" + idempotencyKey + "/forget"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), 200);
+    }
+
     /** Holds every answer of the provider's API back by {@code delay} (zero: answers at once again). */
     public static void slow(String providerUrl, Duration delay) {
         send(HttpRequest.newBuilder(URI.create(providerUrl + "/sandbox/slow"))

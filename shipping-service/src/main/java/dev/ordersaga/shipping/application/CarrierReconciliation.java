@@ -8,8 +8,10 @@ import dev.ordersaga.shipping.persistence.ShipmentRepository.UnknownAtCarrier;
 import dev.ordersaga.shipping.provider.CarrierClient;
 import dev.ordersaga.shipping.provider.CarrierClient.ReportedShipment;
 import dev.ordersaga.work.ProviderReport;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -19,6 +21,7 @@ import org.jboss.logging.Logger;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -29,6 +32,7 @@ import java.util.UUID;
  * first left a parcel to go out for a cancelled order, with nothing to tell.
  */
 @ApplicationScoped
+@Startup // its counter exists from the start, at zero, for the alert rule
 public class CarrierReconciliation {
 
     private static final Logger LOG = Logger.getLogger(CarrierReconciliation.class);
@@ -48,11 +52,17 @@ public class CarrierReconciliation {
     @Inject
     MeterRegistry meters;
 
+    @Inject
+    SurplusCancels surplus;
+
     private ProviderReport<ReportedShipment> report;
+    private Counter unmatched;
 
     @PostConstruct
     void init() {
         report = ProviderReport.configured("shipping.reconciliation", "carrier-shipments", carrier::shipments, writes);
+        // registered up front, so that an alert on its increase sees the first incident
+        unmatched = meters.counter("saga.shipping.shipments.unmatched");
     }
 
     @Scheduled(every = "${shipping.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
@@ -71,13 +81,14 @@ public class CarrierReconciliation {
             if (!shipment.live()) {
                 continue;
             }
-            try {
-                // the shipment's id is its create call's idempotency key; any other key is not this service's
-                carrierIds.put(UUID.fromString(shipment.idempotencyKey()), shipment.carrierShipmentId());
-            } catch (IllegalArgumentException notOurs) {
+            UUID shipmentId = ownKey(shipment);
+            if (shipmentId == null) {
                 LOG.debugf("Shipment report: shipment %s is not one of ours", shipment.carrierShipmentId());
+            } else {
+                carrierIds.put(shipmentId, shipment.carrierShipmentId());
             }
         }
+        otherShipments(reported, carrierIds.keySet());
         List<UnknownAtCarrier> unknown = QuarkusTransaction.requiringNew()
                 .call(() -> shipments.unknownAtCarrierAmong(carrierIds.keySet()));
         int applied = 0;
@@ -94,5 +105,47 @@ public class CarrierReconciliation {
             }
         }
         return applied;
+    }
+
+    /**
+     * A live shipment under a shipment's key that is not the carrier shipment the shipment recorded: a second parcel,
+     * which a carrier makes when it has forgotten the key (an operator's retry-shipping long after a create that went
+     * through unseen). It is cancelled on its own ({@link SurplusCancels}), and it is an ALERT for a person all the
+     * same, with {@code saga_shipping_shipments_unmatched_total}, once for each such shipment.
+     */
+    private void otherShipments(List<ReportedShipment> reported, Set<UUID> shipmentIds) {
+        Map<UUID, ShipmentRepository.AtCarrier> recorded = QuarkusTransaction.requiringNew()
+                .call(() -> shipments.recordedAtCarrierAmong(shipmentIds));
+        for (ReportedShipment shipment : reported) {
+            if (!shipment.live()) {
+                continue;
+            }
+            UUID shipmentId = ownKey(shipment);
+            ShipmentRepository.AtCarrier ours = shipmentId == null ? null : recorded.get(shipmentId);
+            if (ours == null || ours.carrierShipmentId().equals(shipment.carrierShipmentId())) {
+                continue;
+            }
+            if (surplus.found(ours, shipment.carrierShipmentId())) {
+                try (Correlation.Scope ignored = Correlation.open(ours.correlationId(), null)) {
+                    LOG.errorf("ALERT shipment of another parcel: the carrier holds shipment %s under the key of shipment "
+                                    + "%s (order %s), which recorded carrier shipment %s: a second parcel; it is being "
+                                    + "cancelled", shipment.carrierShipmentId(), ours.id(), ours.orderId(),
+                            ours.carrierShipmentId());
+                }
+                unmatched.increment();
+            }
+        }
+    }
+
+    /**
+     * The shipment whose create key the carrier's shipment has (a shipment's id is its create call's idempotency key);
+     * null if it is not one of ours.
+     */
+    private static UUID ownKey(ReportedShipment shipment) {
+        try {
+            return UUID.fromString(shipment.idempotencyKey());
+        } catch (IllegalArgumentException notOurs) {
+            return null;
+        }
     }
 }

@@ -17,7 +17,9 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -230,5 +232,26 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
                 .getResultList();
         return rows.stream().map(row -> new UnknownAtCarrier((UUID) row[0], (UUID) row[1], (String) row[2], (UUID) row[3],
                 (String) row[4])).toList();
+    }
+
+    /** A shipment that recorded its carrier shipment: what the carrier's report is checked against. */
+    public record AtCarrier(UUID id, UUID orderId, String correlationId, String carrierShipmentId) {
+    }
+
+    /** Of these shipments, the ones that recorded a carrier shipment, by id. */
+    @SuppressWarnings("unchecked")
+    public Map<UUID, AtCarrier> recordedAtCarrierAmong(Collection<UUID> ids) {
+        if (ids.isEmpty()) {
+            return Map.of();
+        }
+        List<Object[]> rows = getEntityManager().createNativeQuery("""
+                        SELECT id, order_id, correlation_id, carrier_shipment_id FROM shipment
+                        WHERE id IN (?1) AND carrier_shipment_id IS NOT NULL""")
+                .setParameter(1, ids)
+                .getResultList();
+        Map<UUID, AtCarrier> recorded = new HashMap<>();
+        rows.forEach(row -> recorded.put((UUID) row[0], new AtCarrier((UUID) row[0], (UUID) row[1], (String) row[2],
+                (String) row[3])));
+        return recorded;
     }
 }

@@ -19,6 +19,7 @@ import dev.ordersaga.shipping.testing.SagaEvents;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
 import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
+import dev.ordersaga.work.Surpluses;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
@@ -92,6 +93,9 @@ class ShipmentWorkerTest {
 
     @Inject
     CarrierReconciliation reconciliation;
+
+    @Inject
+    SurplusCancels surplusCancels;
 
     @Inject
     MeterRegistry meters;
@@ -348,6 +352,87 @@ class ShipmentWorkerTest {
         assertThat(carrier.shipmentsOf(orderId)).singleElement()
                 .satisfies(s -> assertThat(s.status()).isNotEqualTo("cancelled"));
         assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
+    }
+
+    /**
+     * The carrier forgot the shipment's key and a create came again under it (an operator's retry-shipping days after a
+     * create that went through unseen): its report shows a second live shipment, which is cancelled on its own, once,
+     * with an alert; the shipment and its saga are not touched.
+     */
+    @Test
+    void aSecondShipmentUnderAShipmentsKeyIsCancelledOnItsOwnWithAnAlert() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        UUID shipmentId = UUID.randomUUID();
+        insertShipment(shipmentId, orderId, "shipping-test-" + orderId, UUID.randomUUID(), 0, Instant.now(), null);
+        String first = published.await(orderId, ShipmentCreated.class, WAIT).payload().carrierShipmentId();
+        carrier.forgetKey(shipmentId.toString());
+        String second = ((CarrierClient.Created) carrierClient.create(shipmentId.toString(), orderId.toString(), ADA))
+                .carrierShipmentId();
+        assertThat(second).isNotEqualTo(first);
+        double unmatchedBefore = counter("saga.shipping.shipments.unmatched");
+        double cancelsBefore = counter("saga.shipping.surplus.cancels");
+
+        try (LogCapture log = LogCapture.of(CarrierReconciliation.class)) {
+            reconciliation.reconcile();
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> carrier.shipmentsOf(orderId).stream()
+                    .anyMatch(s -> s.shipmentId().equals(second) && s.status().equals("cancelled")));
+            assertThat(log.containing("ALERT shipment of another parcel")).singleElement().satisfies(line -> {
+                assertThat(line.message()).contains(orderId.toString()).contains(first).contains(second);
+                assertThat(line.correlationId()).isEqualTo("shipping-test-" + orderId);
+            });
+        }
+        assertThat(surplusCancels.found(new ShipmentRepository.AtCarrier(shipmentId, orderId, "shipping-test-" + orderId,
+                first), second)).as("known: not recorded again").isFalse();
+        assertThat(carrier.shipmentsOf(orderId)).extracting(CarrierSandboxApi.LedgerShipment::shipmentId,
+                CarrierSandboxApi.LedgerShipment::status).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(first, "created"), org.assertj.core.groups.Tuple.tuple(second, "cancelled"));
+        await().atMost(WAIT).until(() -> counter("saga.shipping.surplus.cancels") == cancelsBefore + 1);
+        assertThat(counter("saga.shipping.shipments.unmatched")).isEqualTo(unmatchedBefore + 1);
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(shipment.carrierShipmentId()).isEqualTo(first);
+        assertThat(published.of(orderId, ShipmentCancelled.class)).as("the saga hears nothing of it").isEmpty();
+    }
+
+    /** The carrier's 404 for a shipment its report listed is its error, not "nothing to cancel": retried, alerted. */
+    @Test
+    void aSurplusShipmentTheCarrierDeniesKnowingIsRetriedWithAnAlert() throws Exception {
+        UUID orderId = UUID.randomUUID();
+        UUID shipmentId = UUID.randomUUID();
+        String correlationId = "shipping-test-" + orderId;
+        insertShipment(shipmentId, orderId, correlationId, UUID.randomUUID(), 0, Instant.now().plusSeconds(3600), null);
+        try (Connection c = dataSource.getConnection(); PreparedStatement created = c.prepareStatement("""
+                UPDATE shipment SET status = 'CREATED', carrier_shipment_id = 'shp_recorded', next_attempt_at = NULL
+                WHERE id = ?""")) {
+            // created, as a shipment with a surplus is: no carrier work left for the tests that wait for none
+            created.setObject(1, shipmentId);
+            assertThat(created.executeUpdate()).isEqualTo(1);
+        }
+        String unknown = "shp_unknown_" + orderId;
+        double failuresBefore = meters.find("saga.compensation.failures").tag("step", "surplus-cancel").counter().count();
+        try (LogCapture log = LogCapture.of(Surpluses.class)) {
+            assertThat(surplusCancels.found(new ShipmentRepository.AtCarrier(shipmentId, orderId, correlationId,
+                    "shp_recorded"), unknown)).isTrue();
+            String alert = "ALERT compensation failed: cancel of surplus shipment " + unknown + " of order " + orderId;
+            await().atMost(WAIT).until(() -> log.containing(alert).size() >= 2);
+            assertThat(log.containing(alert).get(0).message()).contains("attempt 1").contains("does not know");
+            assertThat(log.containing(alert).get(1).message()).contains("attempt 2");
+            assertThat(log.containing(alert).get(0).correlationId()).isEqualTo(correlationId);
+        } finally {
+            // not left to fail for ever in the tests that follow
+            try (Connection c = dataSource.getConnection(); PreparedStatement done = c.prepareStatement(
+                    "UPDATE surplus_shipment SET undo_ref = 'given up by the test', next_attempt_at = NULL WHERE provider_ref = ?")) {
+                done.setString(1, unknown);
+                done.executeUpdate();
+            }
+        }
+        assertThat(meters.find("saga.compensation.failures").tag("step", "surplus-cancel").counter().count())
+                .isGreaterThanOrEqualTo(failuresBefore + 2);
+    }
+
+    private double counter(String name) {
+        Counter counter = meters.find(name).counter();
+        return counter == null ? 0 : counter.count();
     }
 
     /** The order's one shipment at the carrier is {@code carrierId}, cancelled there, and the row knows it. */

@@ -16,7 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
-/** The sandbox's own controls (outage, slow mode) and its ledger, as a test drives and reads them. */
+/** The sandbox's own controls (outage, slow mode, a forgotten key) and its ledger, as a test drives and reads them. */
 public final class CarrierSandboxApi implements AfterEachCallback {
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -64,6 +64,11 @@ public final class CarrierSandboxApi implements AfterEachCallback {
     /** Every carrier answer is held back this long from now on (0 = off). */
     public void slow(long delayMs) {
         post("/sandbox/slow", "{\"delayMs\": " + delayMs + "}");
+    }
+
+    /** The carrier forgets the key, as real carriers do after some days: a create under it creates anew. */
+    public void forgetKey(String idempotencyKey) {
+        post("/sandbox/keys/" + idempotencyKey + "/forget", "");
     }
 
     /** The carrier's shipments for an order. */

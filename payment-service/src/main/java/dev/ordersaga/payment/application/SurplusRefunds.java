@@ -1,0 +1,94 @@
+package dev.ordersaga.payment.application;
+
+import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.payment.persistence.PaymentRepository;
+import dev.ordersaga.payment.provider.PaymentProviderClient;
+import dev.ordersaga.payment.provider.PaymentProviderClient.RefundOutcome;
+import dev.ordersaga.payment.provider.PaymentProviderClient.Refunded;
+import dev.ordersaga.retry.Backoff;
+import dev.ordersaga.work.Surpluses;
+import dev.ordersaga.work.Surpluses.Surplus;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.Startup;
+import io.quarkus.scheduler.Scheduled;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+
+/**
+ * Refunds the second charges the provider made under payments' keys ({@link SettlementReconciliation} finds them in
+ * its settlement report; {@link Surpluses} has the rule), each in full, under {@code refund-surplus-<charge id>}.
+ */
+@ApplicationScoped
+@Startup // its counters exist from the start, at zero, for the alert rules
+public class SurplusRefunds {
+
+    private static final Logger LOG = Logger.getLogger(SurplusRefunds.class);
+
+    @Inject
+    TransactionalWrites writes;
+
+    @Inject
+    PaymentRepository payments;
+
+    @Inject
+    PaymentProviderClient provider;
+
+    @Inject
+    MeterRegistry meters;
+
+    @ConfigProperty(name = "payment.worker.lease", defaultValue = "30s")
+    Duration lease;
+
+    @ConfigProperty(name = "payment.retry.base-delay", defaultValue = "200ms")
+    Duration retryBaseDelay;
+
+    @ConfigProperty(name = "payment.retry.max-delay", defaultValue = "10s")
+    Duration retryMaxDelay;
+
+    private Surpluses surpluses;
+
+    @PostConstruct
+    void start() {
+        surpluses = new Surpluses("surplus_charge", "surplus-refund", "refund of surplus charge", writes, this::refund,
+                lease, new Backoff(retryBaseDelay, retryMaxDelay), meters, "saga.payment.surplus.refunds");
+    }
+
+    void onShutdown(@Observes ShutdownEvent event) {
+        surpluses.stop();
+    }
+
+    /** @return whether the charge was news */
+    boolean found(PaymentRepository.ChargeState payment, String chargeId) {
+        return surpluses.found(payment.paymentId(), payment.orderId(), payment.correlationId(), chargeId);
+    }
+
+    @Scheduled(every = "${payment.surplus.sweep-interval:10s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void sweep() {
+        surpluses.sweep(20);
+    }
+
+    /** A charge under the payment's key was sent with the payment's amount and currency: those are refunded. */
+    private Surpluses.Outcome refund(Surplus charge) {
+        PaymentRepository.ChargeState payment = payments.chargeState(charge.ownerId())
+                .orElseThrow(() -> new IllegalStateException("payment " + charge.ownerId() + " is gone"));
+        String key = refundIdempotencyKey(charge.providerRef());
+        LOG.infof("Refunding %s %s of surplus charge %s for order %s (idempotency key %s)", payment.amount(),
+                payment.currency(), charge.providerRef(), charge.orderId(), key);
+        RefundOutcome outcome = provider.refund(key, charge.providerRef(), payment.amount(), payment.currency(),
+                charge.orderId().toString());
+        return outcome instanceof Refunded refunded ? new Surpluses.Undone(refunded.refundId())
+                : new Surpluses.Failed(((PaymentProviderClient.RefundFailed) outcome).reason());
+    }
+
+    /** Not the payment's own refund key ({@code refund-<payment id>}): this refunds another charge. */
+    static String refundIdempotencyKey(String chargeId) {
+        return "refund-surplus-" + chargeId;
+    }
+}

@@ -1,0 +1,91 @@
+package dev.ordersaga.shipping.application;
+
+import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.retry.Backoff;
+import dev.ordersaga.shipping.persistence.ShipmentRepository;
+import dev.ordersaga.shipping.provider.CarrierClient;
+import dev.ordersaga.work.Surpluses;
+import dev.ordersaga.work.Surpluses.Surplus;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.Startup;
+import io.quarkus.scheduler.Scheduled;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import java.time.Duration;
+
+/**
+ * Cancels the second shipments the carrier created under shipments' keys ({@link CarrierReconciliation} finds them in
+ * its shipment report; {@link Surpluses} has the rule), under {@code cancel-surplus-<carrier shipment id>}.
+ */
+@ApplicationScoped
+@Startup // its counters exist from the start, at zero, for the alert rules
+public class SurplusCancels {
+
+    private static final Logger LOG = Logger.getLogger(SurplusCancels.class);
+
+    @Inject
+    TransactionalWrites writes;
+
+    @Inject
+    CarrierClient carrier;
+
+    @Inject
+    MeterRegistry meters;
+
+    @ConfigProperty(name = "shipping.worker.lease")
+    Duration lease;
+
+    @ConfigProperty(name = "shipping.retry.base-delay")
+    Duration baseDelay;
+
+    @ConfigProperty(name = "shipping.retry.max-delay")
+    Duration maxDelay;
+
+    private Surpluses surpluses;
+
+    @PostConstruct
+    void start() {
+        surpluses = new Surpluses("surplus_shipment", "surplus-cancel", "cancel of surplus shipment", writes, this::cancel,
+                lease, new Backoff(baseDelay, maxDelay), meters, "saga.shipping.surplus.cancels");
+    }
+
+    void onShutdown(@Observes ShutdownEvent event) {
+        surpluses.stop();
+    }
+
+    /** @return whether the carrier shipment was news */
+    boolean found(ShipmentRepository.AtCarrier shipment, String carrierShipmentId) {
+        return surpluses.found(shipment.id(), shipment.orderId(), shipment.correlationId(), carrierShipmentId);
+    }
+
+    @Scheduled(every = "${shipping.surplus.sweep-interval:10s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void sweep() {
+        surpluses.sweep(20);
+    }
+
+    private Surpluses.Outcome cancel(Surplus shipment) {
+        String key = cancelIdempotencyKey(shipment.providerRef());
+        LOG.infof("Cancelling surplus shipment %s of order %s at the carrier (idempotency key %s)", shipment.providerRef(),
+                shipment.orderId(), key);
+        CarrierClient.CancelResult result = carrier.cancel(shipment.providerRef(), key);
+        if (result instanceof CarrierClient.Cancelled) {
+            return new Surpluses.Undone("cancelled");
+        }
+        if (result instanceof CarrierClient.UnknownShipment) {
+            // the report listed it, so the carrier knows it: a 404 is the carrier's error, not "nothing to cancel"
+            return new Surpluses.Failed("the carrier does not know shipment " + shipment.providerRef());
+        }
+        return new Surpluses.Failed(((CarrierClient.CancelFailed) result).reason());
+    }
+
+    /** Not the shipment's own cancel key ({@code cancel-<shipment id>}): this cancels another carrier shipment. */
+    static String cancelIdempotencyKey(String carrierShipmentId) {
+        return "cancel-surplus-" + carrierShipmentId;
+    }
+}
