@@ -114,7 +114,7 @@ public final class Surpluses {
                     SqlParameters.setInstant(statement, 7, now);
                 },
                 row -> row.getObject(1, UUID.class), () -> "record surplus " + providerRef + " of " + ownerId));
-        recorded.ifPresent(surplus -> calls.due(surplus, now, null));
+        recorded.ifPresent(surplusId -> calls.due(surplusId, now, null));
         return recorded.isPresent();
     }
 

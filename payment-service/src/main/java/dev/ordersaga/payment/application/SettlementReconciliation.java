@@ -134,9 +134,12 @@ public class SettlementReconciliation {
             }
             Optional<PaymentRepository.ChargeState> state = payments.chargeState(paymentId);
             if (state.isPresent() && surplus.found(state.get(), settlement.chargeId())) {
-                LOG.errorf("ALERT settlement of another charge: the provider settled charge %s under the key of payment %s "
-                                + "(order %s), which recorded charge %s: the customer was charged twice; the surplus "
-                                + "charge is being refunded", settlement.chargeId(), paymentId, state.get().orderId(), charge);
+                try (Correlation.Scope ignored = Correlation.open(state.get().correlationId(), null)) {
+                    LOG.errorf("ALERT settlement of another charge: the provider settled charge %s under the key of "
+                                    + "payment %s (order %s), which recorded charge %s: the customer was charged twice; the "
+                                    + "surplus charge is being refunded", settlement.chargeId(), paymentId,
+                            state.get().orderId(), charge);
+                }
                 unmatched.increment();
             }
         }

@@ -474,8 +474,11 @@ class PaymentSagaTest {
             reconciliation.reconcile();
 
             assertThat(found.containing("ALERT settlement of another charge")).as("once, however often it is read")
-                    .singleElement().satisfies(line -> assertThat(line.message())
-                            .contains(saga.orderId().toString()).contains(first).contains(second).contains("refunded"));
+                    .singleElement().satisfies(line -> {
+                        assertThat(line.message()).contains(saga.orderId().toString()).contains(first).contains(second)
+                                .contains("refunded");
+                        assertThat(line.correlationId()).isEqualTo(saga.correlationId());
+                    });
             List<LogCapture.Line> alerts = refunds.containing("ALERT compensation failed: refund of surplus charge " + second);
             assertThat(alerts).hasSize(2).allSatisfy(alert -> {
                 assertThat(alert.level()).isEqualTo(org.jboss.logmanager.Level.ERROR);
