@@ -112,7 +112,7 @@ public final class AuditMain {
 
         return new Snapshot(scope, options.since(), rows.orders(), rows.ordersNotFound(), rows.timeline(),
                 rows.reservations(), rows.sightings(), rows.stock(), rows.payments(), rows.shipments(),
-                payments.charges(), payments.refunds(), carrier.shipments(), unmatched, topics.events(), topics.parked(),
+                rows.surpluses(), payments.charges(), payments.refunds(), carrier.shipments(), unmatched, topics.events(), topics.parked(),
                 topics.stats());
     }
 }

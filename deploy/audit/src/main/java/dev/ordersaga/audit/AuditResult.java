@@ -21,16 +21,20 @@ import java.util.UUID;
  * @param undecodable               records of orders in scope without an event id
  * @param duplicates                events of orders in scope that are on their topic more than once (at-least-once:
  *                                  information, not a violation)
+ * @param surplusesUndone           second charges and parcels a provider made under our keys that the services undid,
+ *                                  their undoing in the provider's books (information, not a violation)
  */
 public record AuditResult(String scope, int ordersInScope, Map<String, Integer> ordersByStatus, int waiting,
                           int skusChecked, int skusWithoutStocked, int skusWithoutStockRow, LedgerStats ledgers,
                           Map<String, Long> recordsRead, long eventsInScope, long undecodable,
-                          List<DuplicateEvent> duplicates, List<Violation> violations) {
+                          List<DuplicateEvent> duplicates, List<Snapshot.Surplus> surplusesUndone,
+                          List<Violation> violations) {
 
     public AuditResult {
         ordersByStatus = Collections.unmodifiableMap(new LinkedHashMap<>(ordersByStatus));
         recordsRead = Collections.unmodifiableMap(new LinkedHashMap<>(recordsRead));
         duplicates = List.copyOf(duplicates);
+        surplusesUndone = List.copyOf(surplusesUndone);
         violations = List.copyOf(violations);
     }
 

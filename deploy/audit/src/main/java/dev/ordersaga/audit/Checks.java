@@ -11,6 +11,7 @@ import dev.ordersaga.audit.Snapshot.Reservation;
 import dev.ordersaga.audit.Snapshot.Shipment;
 import dev.ordersaga.audit.Snapshot.Sighting;
 import dev.ordersaga.audit.Snapshot.Stock;
+import dev.ordersaga.audit.Snapshot.Surplus;
 import dev.ordersaga.audit.Snapshot.TimelineEntry;
 import dev.ordersaga.audit.Snapshot.TopicEvent;
 import dev.ordersaga.audit.Snapshot.UnmatchedEntry;
@@ -40,6 +41,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import static dev.ordersaga.audit.Violation.ofOrder;
@@ -110,7 +112,8 @@ public final class Checks {
                 (int) checked.stream().filter(s -> s.stocked() == null).count(),
                 (int) touched.stream().filter(sku -> !withRow.contains(sku)).count(), ledgers(snapshot, index),
                 snapshot.topics().recordsRead(), snapshot.events().size(), snapshot.topics().undecodable(),
-                duplicates(snapshot), violations);
+                duplicates(snapshot), snapshot.orders().stream().flatMap(o -> undoneSurpluses(o, index).stream()).toList(),
+                violations);
     }
 
     // --- settled
@@ -341,19 +344,62 @@ public final class Checks {
     static List<Violation> effectsOnce(Order order, Index index) {
         List<Violation> found = new ArrayList<>();
         UUID id = order.id();
+        List<Surplus> undone = undoneSurpluses(order, index);
+        Set<String> undoneCharges = refs(undone, Surplus.CHARGE);
+        Set<String> undoneParcels = refs(undone, Surplus.SHIPMENT);
         twice(found, id, index.payments(id), "payment rows in payment_db", p -> p.id() + " " + p.status());
         twice(found, id, index.shipments(id), "shipment rows in shipping_db", s -> s.id() + " " + s.status());
         twice(found, id, index.reservations(id), "reservations in inventory_db",
                 r -> r.reservationId() + " " + r.status());
-        twice(found, id, index.charges(id), "charges at the payment provider",
-                c -> c.chargeId() + " key " + c.idempotencyKey() + " " + c.status());
-        twice(found, id, index.refunds(id), "refunds at the payment provider",
+        twice(found, id, without(index.charges(id), c -> undoneCharges.contains(c.chargeId())),
+                "charges at the payment provider", c -> c.chargeId() + " key " + c.idempotencyKey() + " " + c.status());
+        twice(found, id, without(index.refunds(id), r -> undoneCharges.contains(r.chargeId())),
+                "refunds at the payment provider",
                 r -> r.refundId() + " key " + r.idempotencyKey() + " " + plain(r.amount()));
-        twice(found, id, index.carrierShipments(id), "shipments at the carrier",
-                s -> s.shipmentId() + " key " + s.idempotencyKey() + " " + s.status());
+        twice(found, id, without(index.carrierShipments(id), s -> undoneParcels.contains(s.shipmentId())),
+                "shipments at the carrier", s -> s.shipmentId() + " key " + s.idempotencyKey() + " " + s.status());
         twice(found, id, index.sightings(id), "order_sighting rows (OrderCreated applied by inventory)",
                 s -> "event " + s.eventId());
         return found;
+    }
+
+    /**
+     * A second charge or parcel that a provider made under one of our keys, having forgotten it, is the provider's
+     * doing, not a step the saga took twice; the services find it in the provider's report and undo it. It counts as
+     * undone when the service recorded the undo and the provider's books agree: the charge refunded in full, the parcel
+     * cancelled. One still owed, or whose undo the books do not show, stays an effect taken twice.
+     */
+    static List<Surplus> undoneSurpluses(Order order, Index index) {
+        List<Surplus> undone = new ArrayList<>();
+        for (Surplus s : index.surpluses(order.id())) {
+            if (!s.undone()) {
+                continue;
+            }
+            boolean booksAgree = switch (s.kind()) {
+                case Surplus.CHARGE -> index.charges(order.id()).stream()
+                        .filter(c -> c.chargeId().equals(s.providerRef()) && c.succeeded())
+                        .anyMatch(c -> index.refunds(order.id()).stream()
+                                .filter(r -> r.chargeId().equals(c.chargeId()))
+                                .map(ProviderRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add)
+                                .compareTo(c.amount()) == 0);
+                case Surplus.SHIPMENT -> index.carrierShipments(order.id()).stream()
+                        .anyMatch(c -> c.shipmentId().equals(s.providerRef()) && !c.live());
+                default -> false;
+            };
+            if (booksAgree) {
+                undone.add(s);
+            }
+        }
+        return undone;
+    }
+
+    private static Set<String> refs(List<Surplus> surpluses, String kind) {
+        return surpluses.stream().filter(s -> s.kind().equals(kind)).map(Surplus::providerRef)
+                .collect(Collectors.toSet());
+    }
+
+    private static <T> List<T> without(List<T> effects, Predicate<T> undone) {
+        return effects.stream().filter(undone.negate()).toList();
     }
 
     /**
@@ -731,6 +777,7 @@ public final class Checks {
         private final Map<UUID, List<Sighting>> sightings;
         private final Map<UUID, List<Payment>> payments;
         private final Map<UUID, List<Shipment>> shipments;
+        private final Map<UUID, List<Surplus>> surpluses;
         private final Map<String, List<ProviderCharge>> charges;
         private final Map<String, List<ProviderRefund>> refunds;
         private final Map<String, List<CarrierShipment>> carrierShipments;
@@ -746,6 +793,7 @@ public final class Checks {
             sightings = group(s.sightings(), Sighting::orderId);
             payments = group(s.payments(), Payment::orderId);
             shipments = group(s.shipments(), Shipment::orderId);
+            surpluses = group(s.surpluses(), Surplus::orderId);
             charges = group(s.charges(), ProviderCharge::reference);
             refunds = group(s.refunds(), ProviderRefund::reference);
             carrierShipments = group(s.carrierShipments(), CarrierShipment::reference);
@@ -786,6 +834,10 @@ public final class Checks {
 
         List<Shipment> shipments(UUID orderId) {
             return shipments.getOrDefault(orderId, List.of());
+        }
+
+        List<Surplus> surpluses(UUID orderId) {
+            return surpluses.getOrDefault(orderId, List.of());
         }
 
         List<ProviderCharge> charges(UUID orderId) {

@@ -73,6 +73,13 @@ public final class Report {
                             .collect(Collectors.joining(", "))).append(")\n");
         }
 
+        if (!result.surplusesUndone().isEmpty()) {
+            out.append("second effects a provider made under our keys, undone by the services (info): ")
+                    .append(result.surplusesUndone().size()).append(" (").append(result.surplusesUndone().stream()
+                            .map(u -> u.kind() + " " + u.providerRef() + " of order " + u.orderId())
+                            .collect(Collectors.joining(", "))).append(")\n");
+        }
+
         out.append("violations: ").append(result.violations().size());
         if (!result.violations().isEmpty()) {
             out.append(" (").append(result.violationsByKind().entrySet().stream()
@@ -118,6 +125,15 @@ public final class Report {
         topics.put("extraCopies", result.extraCopies());
         topics.put("duplicates", result.duplicates());
         root.put("topics", topics);
+        List<Map<String, Object>> surpluses = new ArrayList<>();
+        for (Snapshot.Surplus u : result.surplusesUndone()) {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("orderId", u.orderId().toString());
+            one.put("kind", u.kind());
+            one.put("providerRef", u.providerRef());
+            surpluses.add(one);
+        }
+        root.put("surplusesUndone", surpluses);
         Map<String, Integer> byKind = new LinkedHashMap<>();
         result.violationsByKind().forEach((kind, count) -> byKind.put(kind.name(), count));
         root.put("violationsByKind", byKind);

@@ -24,6 +24,8 @@ import java.util.UUID;
  * @param stock          the stock rows of every SKU the orders' lines name
  * @param payments       payment-service's payment rows of those orders
  * @param shipments      shipping-service's shipment rows of those orders
+ * @param surpluses      second effects a provider took under one of those orders' keys, as payment-service and
+ *                       shipping-service recorded them (surplus_charge, surplus_shipment)
  * @param charges        the payment provider's charges whose reference is one of those orders
  * @param refunds        the payment provider's refunds whose reference is one of those orders
  * @param carrierShipments the carrier's shipments whose reference is one of those orders
@@ -34,7 +36,8 @@ import java.util.UUID;
  */
 public record Snapshot(String scope, Instant since, List<Order> orders, List<UUID> ordersNotFound,
                        List<TimelineEntry> timeline, List<Reservation> reservations, List<Sighting> sightings, List<Stock> stock,
-                       List<Payment> payments, List<Shipment> shipments, List<ProviderCharge> charges,
+                       List<Payment> payments, List<Shipment> shipments, List<Surplus> surpluses,
+                       List<ProviderCharge> charges,
                        List<ProviderRefund> refunds, List<CarrierShipment> carrierShipments,
                        List<UnmatchedEntry> unmatched, List<TopicEvent> events, List<Parked> parked, TopicStats topics) {
 
@@ -47,6 +50,7 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
         stock = List.copyOf(stock);
         payments = List.copyOf(payments);
         shipments = List.copyOf(shipments);
+        surpluses = List.copyOf(surpluses);
         charges = List.copyOf(charges);
         refunds = List.copyOf(refunds);
         carrierShipments = List.copyOf(carrierShipments);
@@ -160,6 +164,20 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
         public Shipment withStatus(String newStatus) {
             return new Shipment(id, orderId, newStatus, carrierShipmentId, creationUncertain);
         }
+    }
+
+    /**
+     * A second charge or parcel a provider made under one of our idempotency keys (it had forgotten the key), which
+     * the service found in the provider's report and undoes on its own.
+     *
+     * @param kind        {@link #CHARGE} or {@link #SHIPMENT}
+     * @param providerRef the provider's id of the second effect: a charge id, a carrier shipment id
+     * @param undone      the service recorded the provider's acceptance of the refund or cancellation
+     */
+    public record Surplus(UUID orderId, String kind, String providerRef, boolean undone) {
+
+        public static final String CHARGE = "charge";
+        public static final String SHIPMENT = "shipment";
     }
 
     // --- the providers' ledgers (GET /sandbox/ledger)

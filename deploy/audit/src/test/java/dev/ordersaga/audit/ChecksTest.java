@@ -375,6 +375,90 @@ class ChecksTest {
             UUID order = breakIt.apply(world);
             assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).startsWith("2 ").contains(named);
         }
+
+        /** The provider forgot the payment's key and charged again under it; payment found and refunded it. */
+        private ProviderCharge surplusCharge(UUID order, boolean refunded, boolean recordedUndone) {
+            ProviderCharge first = world.charges.stream().filter(c -> c.reference().equals(order.toString()))
+                    .findFirst().orElseThrow();
+            ProviderCharge second = new ProviderCharge("ch_2", first.idempotencyKey(), first.reference(),
+                    first.amount(), first.currency(), "succeeded");
+            world.charges.add(second);
+            if (refunded) {
+                world.refunds.add(new ProviderRefund("re_2", "refund-surplus-ch_2", "ch_2", first.reference(),
+                        first.amount(), first.currency()));
+            }
+            world.surpluses.add(new Snapshot.Surplus(order, Snapshot.Surplus.CHARGE, "ch_2", recordedUndone));
+            return second;
+        }
+
+        @Test
+        void aProvidersSecondChargeThatPaymentRefundedIsNoEffectTwice() {
+            UUID order = world.confirmed();
+            surplusCharge(order, true, true);
+
+            AuditResult result = world.audit();
+
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.surplusesUndone()).containsExactly(
+                    new Snapshot.Surplus(order, Snapshot.Surplus.CHARGE, "ch_2", true));
+            assertThat(Report.text(result)).contains("second effects a provider made under our keys, undone by the "
+                    + "services (info): 1 (charge ch_2 of order " + order + ")");
+            assertThat(Report.json(result)).contains("\"surplusesUndone\" : [ {", "\"providerRef\" : \"ch_2\"");
+        }
+
+        @Test
+        void aCancelledOrdersOwnRefundAndItsSurplusRefundAreNoRefundTwice() {
+            UUID order = world.undeliverable();
+            surplusCharge(order, true, true);
+
+            assertThat(world.audit().violations()).isEmpty();
+        }
+
+        @Test
+        void aSurplusChargeRefundedButNotRecordedUndoneIsStillAnEffectTwice() {
+            UUID order = world.confirmed();
+            surplusCharge(order, true, false);
+
+            assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).startsWith("2 charges").contains("ch_2");
+            assertThat(world.audit().surplusesUndone()).isEmpty();
+        }
+
+        @Test
+        void aSurplusChargeRecordedUndoneThatTheBooksShowUnrefundedIsAnEffectTwice() {
+            UUID order = world.confirmed();
+            surplusCharge(order, false, true);
+
+            AuditResult result = world.audit();
+
+            assertThat(result.violations()).extracting(Violation::kind).containsExactlyInAnyOrder(Kind.NET_CHARGE,
+                    Kind.EFFECT_TWICE);
+            assertThat(result.surplusesUndone()).isEmpty();
+        }
+
+        @Test
+        void aCarriersSecondParcelThatShippingCancelledIsNoEffectTwice() {
+            UUID order = world.confirmed();
+            CarrierShipment first = world.carrierShipments.get(0);
+            world.carrierShipments.add(new CarrierShipment("shp_2", first.idempotencyKey(), first.reference(),
+                    "cancelled"));
+            world.surpluses.add(new Snapshot.Surplus(order, Snapshot.Surplus.SHIPMENT, "shp_2", true));
+
+            AuditResult result = world.audit();
+
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.surplusesUndone()).extracting(Snapshot.Surplus::providerRef).containsExactly("shp_2");
+        }
+
+        @Test
+        void aSecondParcelShippingStillOwesACancelIsAnEffectTwice() {
+            UUID order = world.confirmed();
+            CarrierShipment first = world.carrierShipments.get(0);
+            world.carrierShipments.add(new CarrierShipment("shp_2", first.idempotencyKey(), first.reference(),
+                    "cancelled"));
+            world.surpluses.add(new Snapshot.Surplus(order, Snapshot.Surplus.SHIPMENT, "shp_2", false));
+
+            assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).startsWith("2 shipments at the carrier");
+        }
     }
 
     @Nested

@@ -48,6 +48,7 @@ final class World {
     final List<Sighting> sightings = new ArrayList<>();
     final List<Payment> payments = new ArrayList<>();
     final List<Shipment> shipments = new ArrayList<>();
+    final List<Snapshot.Surplus> surpluses = new ArrayList<>();
     final List<ProviderCharge> charges = new ArrayList<>();
     final List<ProviderRefund> refunds = new ArrayList<>();
     final List<CarrierShipment> carrierShipments = new ArrayList<>();
@@ -295,7 +296,7 @@ final class World {
         Map<String, Long> read = new LinkedHashMap<>();
         Topics.EVENT_TOPICS.forEach(t -> read.put(t, events.stream().filter(e -> e.topic().equals(t)).count()));
         return new Snapshot("a test world", since, orders, ordersNotFound, timeline, reservations, sightings,
-                List.copyOf(stock.values()), payments, shipments, charges, refunds, carrierShipments, unmatched, events,
+                List.copyOf(stock.values()), payments, shipments, surpluses, charges, refunds, carrierShipments, unmatched, events,
                 parked, new TopicStats(read, 0));
     }
 

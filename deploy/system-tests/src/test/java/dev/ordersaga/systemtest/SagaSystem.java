@@ -399,6 +399,33 @@ final class SagaSystem implements AutoCloseable {
         given().baseUri(url(PAYMENT_PROVIDER)).post("/sandbox/charges/{id}/settle-late", chargeId).then().statusCode(200);
     }
 
+    /**
+     * The provider forgets the charge key and is charged again under it, as a call of payment-service's would be: what
+     * a provider that keeps keys for a day does when a charge comes again under an old key (an operator's retry of a
+     * held payment). Returns the second charge's id.
+     */
+    String chargeAgainUnderForgottenKey(JsonNode charge) {
+        String key = charge.path("idempotencyKey").asText();
+        given().baseUri(url(PAYMENT_PROVIDER)).post("/sandbox/keys/{key}/forget", key).then().statusCode(200);
+        String body = "{\"amount\": %s, \"currency\": \"%s\", \"token\": \"tok_ok\", \"reference\": \"%s\"}".formatted(
+                charge.path("amount").decimalValue().toPlainString(), charge.path("currency").asText(),
+                charge.path("reference").asText());
+        return given().baseUri(url(PAYMENT_PROVIDER)).contentType(ContentType.JSON).header("Idempotency-Key", key)
+                .body(body).post("/v1/charges").then().statusCode(201).extract().path("chargeId");
+    }
+
+    /** As {@link #chargeAgainUnderForgottenKey}, a second parcel at the carrier under a shipment's key. */
+    String createAgainUnderForgottenKey(JsonNode shipment) {
+        String key = shipment.path("idempotencyKey").asText();
+        given().baseUri(url(CARRIER)).post("/sandbox/keys/{key}/forget", key).then().statusCode(200);
+        String body = """
+                {"reference": "%s", "address": {"name": "Ada Lovelace", "line1": "1 Main St", "city": "London",
+                                               "postalCode": "SW1Y 4JH", "country": "GB"}}""".formatted(
+                shipment.path("reference").asText());
+        return given().baseUri(url(CARRIER)).contentType(ContentType.JSON).header("Idempotency-Key", key)
+                .body(body).post("/v1/shipments").then().statusCode(201).extract().path("shipmentId");
+    }
+
     /** Shipments at the carrier for the order, by status. */
     List<String> shipments(UUID orderId) {
         return carrierShipments(orderId).stream().map(s -> s.path("status").asText()).toList();
@@ -409,7 +436,7 @@ final class SagaSystem implements AutoCloseable {
         return carrierShipments(orderId).stream().map(s -> s.path("createCalls").asInt()).toList();
     }
 
-    private List<JsonNode> carrierShipments(UUID orderId) {
+    List<JsonNode> carrierShipments(UUID orderId) {
         List<JsonNode> shipments = new ArrayList<>();
         json(given().baseUri(url(CARRIER)).get("/sandbox/ledger").then().statusCode(200).extract().asString())
                 .path("shipments").forEach(s -> {

@@ -8,6 +8,7 @@ import dev.ordersaga.audit.Snapshot.Reservation;
 import dev.ordersaga.audit.Snapshot.Shipment;
 import dev.ordersaga.audit.Snapshot.Sighting;
 import dev.ordersaga.audit.Snapshot.Stock;
+import dev.ordersaga.audit.Snapshot.Surplus;
 import dev.ordersaga.audit.Snapshot.TimelineEntry;
 
 import java.sql.Array;
@@ -40,7 +41,7 @@ public final class Databases {
     /** What the databases hold about the orders in scope. */
     public record Rows(List<Order> orders, List<UUID> ordersNotFound, List<TimelineEntry> timeline,
                        List<Reservation> reservations, List<Sighting> sightings, List<Stock> stock,
-                       List<Payment> payments, List<Shipment> shipments) {
+                       List<Payment> payments, List<Shipment> shipments, List<Surplus> surpluses) {
     }
 
     private final String host;
@@ -84,10 +85,17 @@ public final class Databases {
             stock.addAll(stock(c, skus));
         });
         List<Payment> payments = new ArrayList<>();
-        read("payment_db", c -> payments.addAll(payments(c, ids)));
+        List<Surplus> surpluses = new ArrayList<>();
+        read("payment_db", c -> {
+            payments.addAll(payments(c, ids));
+            surpluses.addAll(surpluses(c, "surplus_charge", Surplus.CHARGE, ids));
+        });
         List<Shipment> shipments = new ArrayList<>();
-        read("shipping_db", c -> shipments.addAll(shipments(c, ids)));
-        return new Rows(orders, notFound, timeline, reservations, sightings, stock, payments, shipments);
+        read("shipping_db", c -> {
+            shipments.addAll(shipments(c, ids));
+            surpluses.addAll(surpluses(c, "surplus_shipment", Surplus.SHIPMENT, ids));
+        });
+        return new Rows(orders, notFound, timeline, reservations, sightings, stock, payments, shipments, surpluses);
     }
 
     /**
@@ -312,6 +320,26 @@ public final class Databases {
             }
         }
         return payments;
+    }
+
+    /** A database whose migrations predate the table has recorded none. */
+    private static List<Surplus> surpluses(Connection c, String table, String kind, List<UUID> orderIds)
+            throws SQLException {
+        List<Surplus> surpluses = new ArrayList<>();
+        if (!hasColumn(c, table, "undone_at")) {
+            return surpluses;
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT order_id, provider_ref, undone_at IS NOT NULL AS undone "
+                + "FROM " + table + " WHERE order_id = ANY(?) ORDER BY order_id, found_at")) {
+            ps.setArray(1, uuids(c, orderIds));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    surpluses.add(new Surplus(rs.getObject("order_id", UUID.class), kind, rs.getString("provider_ref"),
+                            rs.getBoolean("undone")));
+                }
+            }
+        }
+        return surpluses;
     }
 
     private static List<Shipment> shipments(Connection c, List<UUID> orderIds) throws SQLException {
