@@ -351,7 +351,7 @@ public final class Checks {
         twice(found, id, index.shipments(id), "shipment rows in shipping_db", s -> s.id() + " " + s.status());
         twice(found, id, index.reservations(id), "reservations in inventory_db",
                 r -> r.reservationId() + " " + r.status());
-        twice(found, id, without(index.charges(id), c -> undoneCharges.contains(c.chargeId())),
+        twice(found, id, chargesCounted(index.charges(id), undoneCharges),
                 "charges at the payment provider", c -> c.chargeId() + " key " + c.idempotencyKey() + " " + c.status());
         twice(found, id, without(index.refunds(id), r -> undoneCharges.contains(r.chargeId())),
                 "refunds at the payment provider",
@@ -391,6 +391,27 @@ public final class Checks {
             }
         }
         return undone;
+    }
+
+    /**
+     * The charges that count as steps taken: under each key, every settled charge not undone; a key with none of those
+     * counts once if it was declined. A provider that forgot a key and declined a call under it anew moved no money, and
+     * the key says it was the same step; charges under two keys are two steps.
+     */
+    private static List<ProviderCharge> chargesCounted(List<ProviderCharge> charges, Set<String> undone) {
+        Map<String, List<ProviderCharge>> byKey = new LinkedHashMap<>();
+        charges.forEach(c -> byKey.computeIfAbsent(String.valueOf(c.idempotencyKey()), k -> new ArrayList<>()).add(c));
+        List<ProviderCharge> counted = new ArrayList<>();
+        for (List<ProviderCharge> underKey : byKey.values()) {
+            List<ProviderCharge> settled = underKey.stream()
+                    .filter(c -> c.succeeded() && !undone.contains(c.chargeId())).toList();
+            if (!settled.isEmpty()) {
+                counted.addAll(settled);
+            } else {
+                underKey.stream().filter(c -> !c.succeeded()).findFirst().ifPresent(counted::add);
+            }
+        }
+        return counted;
     }
 
     private static Set<String> refs(List<Surplus> surpluses, String kind) {

@@ -436,6 +436,21 @@ class ChecksTest {
         }
 
         @Test
+        void declinesRepeatedUnderAForgottenKeyAreNoEffectTwice() {
+            UUID order = world.declined();
+            ProviderCharge first = world.charges.get(0);
+            world.charges.add(new ProviderCharge("ch_2", first.idempotencyKey(), first.reference(), first.amount(),
+                    first.currency(), "declined"));
+
+            assertThat(world.audit().violations()).isEmpty();
+
+            world.charges.add(new ProviderCharge("ch_3", UUID.randomUUID().toString(), first.reference(),
+                    first.amount(), first.currency(), "declined"));
+            assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).as("a decline under another key is a second step")
+                    .startsWith("2 charges").contains("ch_3");
+        }
+
+        @Test
         void aCarriersSecondParcelThatShippingCancelledIsNoEffectTwice() {
             UUID order = world.confirmed();
             CarrierShipment first = world.carrierShipments.get(0);

@@ -2,9 +2,11 @@ package dev.ordersaga.sandbox;
 
 import java.math.BigDecimal;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -20,6 +22,7 @@ final class PaymentLedger {
      * the books, the report and the ledger, but a charge call under their key charges anew.
      */
     private final Map<String, Charge> forgottenById = new LinkedHashMap<>();
+    private final Set<String> forgottenKeys = new HashSet<>();
     private final Map<String, Refund> refundsByKey = new LinkedHashMap<>();
     private final Map<String, Integer> failingRefundsLeft = new HashMap<>();
     /**
@@ -28,6 +31,14 @@ final class PaymentLedger {
      */
     private final Map<String, Integer> chargeCalls = new HashMap<>();
     private final Map<String, Integer> statusQueries = new HashMap<>();
+    /**
+     * While on, the provider forgets each charge's key as soon as it made the charge, as one whose key store was lost or
+     * that keeps keys for less time than a client's retry takes: a status query under the key finds nothing, and a
+     * charge call under it charges anew.
+     */
+    private boolean forgetful;
+    /** Charge calls that charged anew under a key whose charge had been forgotten: how a fault run sees its effect. */
+    private long chargedUnderForgottenKeys;
     /** Every charge that succeeded, in the order it did: a late settlement comes after the charges made before it. */
     private final Report<Charge> settlements = new Report<>();
 
@@ -42,7 +53,15 @@ final class PaymentLedger {
             return new Recorded(existing, false);
         }
         Charge charge = Charge.decide(idempotencyKey, request);
-        chargesByKey.put(idempotencyKey, charge);
+        if (forgottenKeys.contains(idempotencyKey)) {
+            chargedUnderForgottenKeys++;
+        }
+        if (forgetful) {
+            forgottenById.put(charge.chargeId(), charge);
+            forgottenKeys.add(idempotencyKey);
+        } else {
+            chargesByKey.put(idempotencyKey, charge);
+        }
         if (charge.succeeded()) {
             settlements.add(charge);
         }
@@ -68,7 +87,18 @@ final class PaymentLedger {
             throw ApiException.notFound("no charge with idempotency key " + idempotencyKey);
         }
         forgottenById.put(charge.chargeId(), charge);
+        forgottenKeys.add(idempotencyKey);
         return charge;
+    }
+
+    /** Switches the forgetful mode on or off; returns how many charges were made anew under a forgotten key. */
+    synchronized long forgetful(boolean on) {
+        forgetful = on;
+        return chargedUnderForgottenKeys;
+    }
+
+    synchronized Map<String, Object> forgetfulView() {
+        return Json.object("forgetful", forgetful, "chargedUnderForgottenKeys", chargedUnderForgottenKeys);
     }
 
     /** A late settlement: the provider changes its mind about a declined charge. */

@@ -8,7 +8,7 @@ import java.util.Objects;
 /**
  * The payment provider's sandbox: charges decided by the payment token (see the table in {@link CardToken}),
  * idempotent by the Idempotency-Key header, refunds, a status query, webhooks, a settlement report, and the switches tests need
- * (late settlement, a forgotten idempotency key, slow mode, the ledger).
+ * (late settlement, a forgotten idempotency key, a provider that forgets every key, slow mode, the ledger).
  *
  * <pre>{@code
  * try (PaymentSandbox provider = PaymentSandbox.start(0, null)) {
@@ -36,6 +36,8 @@ public final class PaymentSandbox implements AutoCloseable {
                 Route.get("/v1/reports/settlements", this::settlements),
                 Route.post("/sandbox/charges/{chargeId}/settle-late", this::settleLate),
                 Route.post("/sandbox/keys/{idempotencyKey}/forget", this::forgetKey),
+                Route.post("/sandbox/forgetful", this::forgetful),
+                Route.get("/sandbox/forgetful", request -> Response.json(200, ledger.forgetfulView())),
                 Route.get("/sandbox/ledger", request -> Response.json(200, ledger.ledgerView()))));
         this.webhooks = builder.webhookUrl == null ? null
                 : new WebhookSender(NAME + "-" + server.port() + "-webhook", builder.webhookUrl, builder.webhookSecret,
@@ -114,6 +116,19 @@ public final class PaymentSandbox implements AutoCloseable {
     /** As a real provider does after a day or so: a charge call under the key charges anew. */
     private Response forgetKey(Request request) {
         return Response.json(200, ledger.forgetKey(request.pathParam(0)).statusView());
+    }
+
+    /** {@code {"on": true}}: every charge's key is forgotten as soon as it is made, until {@code {"on": false}}. */
+    private Response forgetful(Request request) {
+        ForgetfulRequest body = request.body(ForgetfulRequest.class);
+        if (body.on() == null) {
+            throw ApiException.badRequest("on must be true or false");
+        }
+        ledger.forgetful(body.on());
+        return Response.json(200, ledger.forgetfulView());
+    }
+
+    record ForgetfulRequest(Boolean on) {
     }
 
     private void notifyShop(Charge charge) {

@@ -439,6 +439,36 @@ class PaymentSandboxTest {
     }
 
     @Test
+    void aForgetfulProviderForgetsEveryKeyAsSoonAsItChargesUntilSwitchedOff() {
+        Instant before = Instant.now();
+        Answer on = client.post("/sandbox/forgetful", null, "{\"on\": true}");
+        assertThat(on.status()).isEqualTo(200);
+        assertThat(on.body().get("forgetful").asBoolean()).isTrue();
+        long anewBefore = on.body().get("chargedUnderForgottenKeys").asLong();
+        String key = key();
+
+        String first = client.post("/v1/charges", key, charge("tok_ok")).body().get("chargeId").asText();
+        assertThat(client.get("/v1/charges/" + key).status()).as("forgotten at once").isEqualTo(404);
+        String second = client.post("/v1/charges", key, charge("tok_ok")).body().get("chargeId").asText();
+        assertThat(second).isNotEqualTo(first);
+        assertThat(client.get("/sandbox/forgetful").body().get("chargedUnderForgottenKeys").asLong())
+                .isEqualTo(anewBefore + 1);
+
+        Answer off = client.post("/sandbox/forgetful", null, "{\"on\": false}");
+        assertThat(off.body().get("forgetful").asBoolean()).isFalse();
+        String third = client.post("/v1/charges", key, charge("tok_ok")).body().get("chargeId").asText();
+        assertThat(client.post("/v1/charges", key, charge("tok_ok")).body().get("chargeId").asText())
+                .as("remembered again").isEqualTo(third);
+        assertThat(client.get("/v1/charges/" + key).body().get("chargeId").asText()).isEqualTo(third);
+        assertThat(client.get("/sandbox/forgetful").body().get("chargedUnderForgottenKeys").asLong())
+                .isEqualTo(anewBefore + 2);
+        assertThat(client.get("/v1/reports/settlements?since=" + before).body().get("settlements")
+                .findValuesAsText("chargeId")).containsExactly(first, second, third);
+        assertThat(client.post("/v1/refunds", key(), refund(first, "21.00")).status()).as("refundable").isEqualTo(201);
+        assertThat(client.post("/sandbox/forgetful", null, "{}").status()).isEqualTo(400);
+    }
+
+    @Test
     void slowModeDelaysEveryProviderAnswerButNotTheSandboxEndpoints() {
         long slowedBefore = client.slow(2000);
 

@@ -29,8 +29,9 @@ import static org.awaitility.Awaitility.await;
 /**
  * The saga under faults: a mixed load (happy orders, declines, payment timeouts, refunds that fail, undeliverable
  * addresses, customer cancels, every event delivered twice) while each service is killed with SIGKILL and restarted,
- * Kafka and PostgreSQL are restarted, the payment provider slows down, the carrier slows down past shipping's timeout
- * (a create whose answer is lost) and goes down until an order waits for an operator. Then the operator sends every
+ * Kafka and PostgreSQL are restarted, the payment provider slows down, forgets its idempotency keys as soon as it
+ * charges (a charge whose answer was lost is made again, the second charge to be refunded), the carrier slows down past
+ * shipping's timeout (a create whose answer is lost) and goes down until an order waits for an operator. Then the operator sends every
  * waiting order back to the carrier or cancels it, in turns, and once the system has gone quiet the audit must find
  * no violation.
  *
@@ -64,7 +65,10 @@ class FaultInjectionIT {
         // ends the spells of the faults that last a while (a slow provider, the carrier's outage), so that other faults
         // fall into them
         ScheduledExecutorService spells = Executors.newScheduledThreadPool(6);
-        try (SagaSystem saga = SagaSystem.start(runName(), Map.of("eventing.relay.fault.publish-twice", "true"), replicas)) {
+        // the settlement report read every 5 s, not every minute: the charges a forgetful provider made twice are refunded
+        // before the audit's patience runs out
+        try (SagaSystem saga = SagaSystem.start(runName(), Map.of("eventing.relay.fault.publish-twice", "true",
+                "payment.reconciliation.interval", "5s", "payment.reconciliation.min-gap", "5s"), replicas)) {
             String sku = SagaSystem.newSku();
             saga.stock(sku, orders * 2);
             String scarce = SagaSystem.newSku();
@@ -122,6 +126,7 @@ class FaultInjectionIT {
             saga.carrierOutage(0);
             saga.carrierSlow(0);
             saga.paymentProviderSlow(0);
+            saga.paymentProviderForgetful(false);
 
             // quiet: every order settled; an operator sends those waiting for the carrier back to it or cancels them,
             // in turns, in the order the seed placed them (the customers' threads added them as they ran)
@@ -156,8 +161,8 @@ class FaultInjectionIT {
             if (replicas > 1) {
                 System.out.print(replicasAtWork(saga));
             }
-            // the load's orders and each outage's and slow spell's own
-            assertThat(placed).hasSize(orders + 3 * rounds);
+            // the load's orders and each outage's and spell's own
+            assertThat(placed).hasSize(orders + 4 * rounds);
             assertThat(retried + cancelled).as("orders that waited for an operator: each outage holds one at least")
                     .isGreaterThanOrEqualTo(rounds);
             assertThat(last[0].report()).as("every event was published twice (the relays' publish-twice switch)")
@@ -229,6 +234,7 @@ class FaultInjectionIT {
         private int outagesWaiting;
         final AtomicInteger latestSlowPayment = new AtomicInteger();
         final AtomicInteger latestSlowCarrier = new AtomicInteger();
+        final AtomicInteger latestForgetfulPayment = new AtomicInteger();
         final List<Future<?>> tookEffect = Collections.synchronizedList(new ArrayList<>());
     }
 
@@ -245,14 +251,27 @@ class FaultInjectionIT {
     private static void slowSpell(SagaSystem saga, ScheduledExecutorService spells, AtomicInteger latest, Lasting lasting,
                                   int seconds, String sku, List<UUID> placed, LongSupplier slowDown, LongSupplier slowedAnswers,
                                   Runnable backToNormal) {
+        spell(saga, spells, latest, lasting, seconds, sku, placed, "tok_ok", "an answer held back by the spell", slowDown,
+                slowedAnswers, backToNormal);
+    }
+
+    /**
+     * A spell of {@code seconds} of a sandbox's misbehaviour ({@code begin} returns its count of calls that fell into
+     * one so far), with an order of the spell's own, paid with {@code token}, so that a call falls into it even when
+     * the load has ended. The spell ends once its time is up and its count grew (at most {@link #SPELL_BOUND}); its
+     * check in {@code lasting} fails the run if it did not.
+     */
+    private static void spell(SagaSystem saga, ScheduledExecutorService spells, AtomicInteger latest, Lasting lasting,
+                              int seconds, String sku, List<UUID> placed, String token, String effect, LongSupplier begin,
+                              LongSupplier fellInto, Runnable backToNormal) {
         int spell = latest.incrementAndGet();
-        long slowedBefore = slowDown.getAsLong();
-        placed.add(saga.placeRetrying("fault-slow-" + UUID.randomUUID(), "tok_ok", "12 St James Square",
+        long before = begin.getAsLong();
+        placed.add(saga.placeRetrying("fault-spell-" + UUID.randomUUID(), token, "12 St James Square",
                 new Line(sku, 1, "10.50")));
         lasting.tookEffect.add(spells.schedule(() -> {
             try {
-                await("an answer held back by the spell").atMost(SPELL_BOUND).pollInterval(Duration.ofMillis(500))
-                        .until(() -> slowedAnswers.getAsLong() > slowedBefore);
+                await(effect).atMost(SPELL_BOUND).pollInterval(Duration.ofMillis(500))
+                        .until(() -> fellInto.getAsLong() > before);
             } finally {
                 if (latest.get() == spell) {
                     backToNormal.run();
@@ -291,6 +310,14 @@ class FaultInjectionIT {
         steps.add(new Step("slow carrier (2.5 s per answer, past shipping's timeout) for " + carrierSlowSeconds + " s", 0, saga ->
                 slowSpell(saga, spells, lasting.latestSlowCarrier, lasting, carrierSlowSeconds, sku, placed,
                         () -> saga.carrierSlow(2_500), saga::carrierSlowedAnswers, () -> saga.carrierSlow(0))));
+        // a provider that keeps keys for less time than a retry takes: a charge whose answer was lost (a timeout) is not
+        // found by its key and is made again, and payment refunds the charge it did not keep once the report shows it
+        int forgetfulSeconds = 5 + r.nextInt(11);
+        steps.add(new Step("payment provider forgets every key as soon as it charges, for " + forgetfulSeconds + " s", 0,
+                saga -> spell(saga, spells, lasting.latestForgetfulPayment, lasting, forgetfulSeconds, sku, placed,
+                        "tok_timeout_succeeds", "a charge made again under a forgotten key",
+                        () -> saga.paymentProviderForgetful(true), saga::paymentProviderChargedUnderForgottenKeys,
+                        () -> saga.paymentProviderForgetful(false))));
         steps.add(new Step("carrier down until an order of its own waits for an operator (at most "
                 + SPELL_BOUND.toMinutes() + " min)", 0, saga -> {
             // under the lock, so that an outage that ends cannot switch the carrier back on after this one took it down

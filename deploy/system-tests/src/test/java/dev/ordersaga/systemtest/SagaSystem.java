@@ -468,6 +468,20 @@ final class SagaSystem implements AutoCloseable {
         return slowedAnswers(CARRIER);
     }
 
+    /**
+     * The payment provider forgets every charge's key as soon as it made the charge ({@code on}), or remembers keys
+     * again. Returns how many charges it has made anew under a forgotten key so far.
+     */
+    long paymentProviderForgetful(boolean on) {
+        return given().baseUri(url(PAYMENT_PROVIDER)).contentType(ContentType.JSON).body("{\"on\": " + on + "}")
+                .post("/sandbox/forgetful").then().statusCode(200).extract().jsonPath().getLong("chargedUnderForgottenKeys");
+    }
+
+    long paymentProviderChargedUnderForgottenKeys() {
+        return given().baseUri(url(PAYMENT_PROVIDER)).get("/sandbox/forgetful").then().statusCode(200).extract()
+                .jsonPath().getLong("chargedUnderForgottenKeys");
+    }
+
     private long slow(int sandbox, int delayMs) {
         return given().baseUri(url(sandbox)).contentType(ContentType.JSON).body("{\"delayMs\": " + delayMs + "}")
                 .post("/sandbox/slow").then().statusCode(200).extract().jsonPath().getLong("slowedAnswers");
