@@ -1,9 +1,12 @@
 package dev.ordersaga.sandbox;
 
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /** The carrier sandbox's books and its outage switch, under one lock (one shipment per key, even when raced). */
 final class CarrierLedger {
@@ -24,6 +27,15 @@ final class CarrierLedger {
     private final Map<String, Integer> createCalls = new HashMap<>();
     private final Map<String, Integer> statusQueries = new HashMap<>();
     private int outageFailuresLeft;
+    /**
+     * While set, the carrier forgets each shipment's key as soon as it created the shipment, and answers a create this
+     * late (a carrier whose key store was lost, under load): a create whose answer the caller gave up on is made
+     * again under the same key.
+     */
+    private Duration forgetfulDelay;
+    private final Set<String> forgottenKeys = new HashSet<>();
+    /** Creates that made a new shipment under a key whose shipment had been forgotten: how a fault run sees its effect. */
+    private long createdUnderForgottenKeys;
 
     synchronized void armOutage(int failures) {
         outageFailuresLeft = failures;
@@ -46,7 +58,14 @@ final class CarrierLedger {
         }
         Shipment shipment = Shipment.create(idempotencyKey, reference);
         shipmentsById.put(shipment.shipmentId(), shipment);
-        idsByKey.put(idempotencyKey, shipment.shipmentId());
+        if (forgottenKeys.contains(idempotencyKey)) {
+            createdUnderForgottenKeys++;
+        }
+        if (forgetfulDelay == null) {
+            idsByKey.put(idempotencyKey, shipment.shipmentId());
+        } else {
+            forgottenKeys.add(idempotencyKey);
+        }
         created.add(shipment.shipmentId());
         return shipment;
     }
@@ -75,7 +94,22 @@ final class CarrierLedger {
         if (id == null) {
             throw ApiException.notFound("no shipment with idempotency key " + idempotencyKey);
         }
+        forgottenKeys.add(idempotencyKey);
         return shipmentsById.get(id);
+    }
+
+    /** Forgetful with creates answered {@code delay} late, or (null) back to remembering keys. */
+    synchronized void forgetful(Duration delay) {
+        forgetfulDelay = delay;
+    }
+
+    /** How late a create is answered in the forgetful mode; zero when the carrier remembers keys. */
+    synchronized Duration createAnswerDelay() {
+        return forgetfulDelay == null ? Duration.ZERO : forgetfulDelay;
+    }
+
+    synchronized Map<String, Object> forgetfulView() {
+        return Json.object("forgetful", forgetfulDelay != null, "createdUnderForgottenKeys", createdUnderForgottenKeys);
     }
 
     /** A page of the shipment report, each shipment as it is now ({@link Report#page}). */

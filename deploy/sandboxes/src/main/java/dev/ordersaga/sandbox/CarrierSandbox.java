@@ -1,11 +1,13 @@
 package dev.ordersaga.sandbox;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
  * The carrier's sandbox: shipments created idempotently by the Idempotency-Key header, rejected for good when
  * address.line1 is "UNDELIVERABLE", cancelled on request, a report of the shipments created; an outage switch and
- * the slow mode for the retry tests, a forgotten idempotency key, and the ledger.
+ * the slow mode for the retry tests, a forgotten idempotency key, a carrier that forgets every key and answers late, and
+ * the ledger.
  *
  * <pre>{@code
  * try (CarrierSandbox carrier = CarrierSandbox.start(0)) {
@@ -28,6 +30,8 @@ public final class CarrierSandbox implements AutoCloseable {
                 Route.get("/v1/shipments/{idempotencyKey}", this::shipmentStatus),
                 Route.post("/sandbox/carrier/outage", this::armOutage),
                 Route.post("/sandbox/keys/{idempotencyKey}/forget", this::forgetKey),
+                Route.post("/sandbox/forgetful", this::forgetful),
+                Route.get("/sandbox/forgetful", request -> Response.json(200, ledger.forgetfulView())),
                 Route.get("/sandbox/ledger", request -> Response.json(200, ledger.ledgerView()))));
         server.start();
     }
@@ -66,8 +70,26 @@ public final class CarrierSandbox implements AutoCloseable {
         if (shipment.undeliverable()) {
             return Response.json(422, Json.object("status", "rejected", "reason", "address undeliverable"));
         }
+        Duration late = ledger.createAnswerDelay();
         Shipment created = ledger.create(key, shipment.reference());
-        return Response.json(201, Json.object("shipmentId", created.shipmentId(), "status", created.status()));
+        return Response.json(201, Json.object("shipmentId", created.shipmentId(), "status", created.status()))
+                .delayedBy(late);
+    }
+
+    /**
+     * {@code {"on": true, "answerDelayMs": n}}: every shipment's key is forgotten as soon as it is created, and each
+     * create answered n ms late, until {@code {"on": false}}.
+     */
+    private Response forgetful(Request request) {
+        ForgetfulRequest body = request.body(ForgetfulRequest.class);
+        if (body.on() == null || (body.on() && (body.answerDelayMs() == null || body.answerDelayMs() < 0))) {
+            throw ApiException.badRequest("on must be true or false, and answerDelayMs a number >= 0 when on");
+        }
+        ledger.forgetful(body.on() ? Duration.ofMillis(body.answerDelayMs()) : null);
+        return Response.json(200, ledger.forgetfulView());
+    }
+
+    record ForgetfulRequest(Boolean on, Long answerDelayMs) {
     }
 
     private Response cancelShipment(Request request) {

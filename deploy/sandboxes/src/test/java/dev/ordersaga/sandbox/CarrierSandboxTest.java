@@ -223,6 +223,35 @@ class CarrierSandboxTest {
     }
 
     @Test
+    void aForgetfulCarrierForgetsEveryKeyAsSoonAsItCreatesAndAnswersLateUntilSwitchedOff() {
+        Answer on = client.post("/sandbox/forgetful", null, "{\"on\": true, \"answerDelayMs\": 400}");
+        assertThat(on.status()).isEqualTo(200);
+        assertThat(on.body().get("forgetful").asBoolean()).isTrue();
+        long anewBefore = on.body().get("createdUnderForgottenKeys").asLong();
+        String key = key();
+
+        assertThatThrownBy(() -> client.postOrThrow("/v1/shipments", key, shipment(), Duration.ofMillis(150)))
+                .as("answered late").isInstanceOf(HttpTimeoutException.class);
+        assertThat(client.get("/v1/shipments/" + key).status()).as("forgotten at once").isEqualTo(404);
+        String second = client.post("/v1/shipments", key, shipment(), Duration.ofSeconds(5)).body().get("shipmentId")
+                .asText();
+        assertThat(client.get("/sandbox/forgetful").body().get("createdUnderForgottenKeys").asLong())
+                .isEqualTo(anewBefore + 1);
+
+        Answer off = client.post("/sandbox/forgetful", null, "{\"on\": false}");
+        assertThat(off.body().get("forgetful").asBoolean()).isFalse();
+        String third = client.post("/v1/shipments", key, shipment(), Duration.ofMillis(300)).body().get("shipmentId")
+                .asText();
+        assertThat(client.post("/v1/shipments", key, shipment()).body().get("shipmentId").asText())
+                .as("remembered again").isEqualTo(third);
+        assertThat(client.ledger().get("shipments").findValuesAsText("shipmentId")).hasSize(3).contains(second, third)
+                .doesNotHaveDuplicates();
+        assertThat(client.get("/sandbox/forgetful").body().get("createdUnderForgottenKeys").asLong())
+                .isEqualTo(anewBefore + 2);
+        assertThat(client.post("/sandbox/forgetful", null, "{\"on\": true}").status()).isEqualTo(400);
+    }
+
+    @Test
     void cancelOfAnUnknownShipmentIs404() {
         assertThat(client.post("/v1/shipments/shp_unknown/cancel", key(), "").status()).isEqualTo(404);
     }

@@ -31,7 +31,8 @@ import static org.awaitility.Awaitility.await;
  * addresses, customer cancels, every event delivered twice) while each service is killed with SIGKILL and restarted,
  * Kafka and PostgreSQL are restarted, the payment provider slows down, forgets its idempotency keys as soon as it
  * charges (a charge whose answer was lost is made again, the second charge to be refunded), the carrier slows down past
- * shipping's timeout (a create whose answer is lost) and goes down until an order waits for an operator. Then the operator sends every
+ * shipping's timeout (a create whose answer is lost), forgets its keys likewise (a second parcel, to be cancelled) and
+ * goes down until an order waits for an operator. Then the operator sends every
  * waiting order back to the carrier or cancels it, in turns, and once the system has gone quiet the audit must find
  * no violation.
  *
@@ -65,10 +66,11 @@ class FaultInjectionIT {
         // ends the spells of the faults that last a while (a slow provider, the carrier's outage), so that other faults
         // fall into them
         ScheduledExecutorService spells = Executors.newScheduledThreadPool(6);
-        // the settlement report read every 5 s, not every minute: the charges a forgetful provider made twice are refunded
-        // before the audit's patience runs out
+        // the providers' reports read every 5 s, not every minute: the charges and parcels a forgetful provider made twice
+        // are undone before the audit's patience runs out
         try (SagaSystem saga = SagaSystem.start(runName(), Map.of("eventing.relay.fault.publish-twice", "true",
-                "payment.reconciliation.interval", "5s", "payment.reconciliation.min-gap", "5s"), replicas)) {
+                "payment.reconciliation.interval", "5s", "payment.reconciliation.min-gap", "5s",
+                "shipping.reconciliation.interval", "5s", "shipping.reconciliation.min-gap", "5s"), replicas)) {
             String sku = SagaSystem.newSku();
             saga.stock(sku, orders * 2);
             String scarce = SagaSystem.newSku();
@@ -127,6 +129,7 @@ class FaultInjectionIT {
             saga.carrierSlow(0);
             saga.paymentProviderSlow(0);
             saga.paymentProviderForgetful(false);
+            saga.carrierForgetful(false);
 
             // quiet: every order settled; an operator sends those waiting for the carrier back to it or cancels them,
             // in turns, in the order the seed placed them (the customers' threads added them as they ran)
@@ -162,7 +165,7 @@ class FaultInjectionIT {
                 System.out.print(replicasAtWork(saga));
             }
             // the load's orders and each outage's and spell's own
-            assertThat(placed).hasSize(orders + 4 * rounds);
+            assertThat(placed).hasSize(orders + 5 * rounds);
             assertThat(retried + cancelled).as("orders that waited for an operator: each outage holds one at least")
                     .isGreaterThanOrEqualTo(rounds);
             assertThat(last[0].report()).as("every event was published twice (the relays' publish-twice switch)")
@@ -235,6 +238,7 @@ class FaultInjectionIT {
         final AtomicInteger latestSlowPayment = new AtomicInteger();
         final AtomicInteger latestSlowCarrier = new AtomicInteger();
         final AtomicInteger latestForgetfulPayment = new AtomicInteger();
+        final AtomicInteger latestForgetfulCarrier = new AtomicInteger();
         final List<Future<?>> tookEffect = Collections.synchronizedList(new ArrayList<>());
     }
 
@@ -318,6 +322,14 @@ class FaultInjectionIT {
                         "tok_timeout_succeeds", "a charge made again under a forgotten key",
                         () -> saga.paymentProviderForgetful(true), saga::paymentProviderChargedUnderForgottenKeys,
                         () -> saga.paymentProviderForgetful(false))));
+        // the same at the carrier, whose creates are answered past shipping's timeout meanwhile: shipping keeps one parcel
+        // and cancels the others
+        int carrierForgetfulSeconds = 5 + r.nextInt(11);
+        steps.add(new Step("carrier forgets every key as soon as it creates, answering 2.5 s late, for "
+                + carrierForgetfulSeconds + " s", 0,
+                saga -> spell(saga, spells, lasting.latestForgetfulCarrier, lasting, carrierForgetfulSeconds, sku, placed,
+                        "tok_ok", "a shipment created again under a forgotten key", () -> saga.carrierForgetful(true),
+                        saga::carrierCreatedUnderForgottenKeys, () -> saga.carrierForgetful(false))));
         steps.add(new Step("carrier down until an order of its own waits for an operator (at most "
                 + SPELL_BOUND.toMinutes() + " min)", 0, saga -> {
             // under the lock, so that an outage that ends cannot switch the carrier back on after this one took it down

@@ -482,6 +482,22 @@ final class SagaSystem implements AutoCloseable {
                 .jsonPath().getLong("chargedUnderForgottenKeys");
     }
 
+    /**
+     * The carrier forgets every shipment's key as soon as it created the shipment and answers each create past
+     * shipping's timeout ({@code on}), or remembers keys and answers at once again. Returns how many shipments it has
+     * created anew under a forgotten key so far.
+     */
+    long carrierForgetful(boolean on) {
+        return given().baseUri(url(CARRIER)).contentType(ContentType.JSON)
+                .body(on ? "{\"on\": true, \"answerDelayMs\": 2500}" : "{\"on\": false}")
+                .post("/sandbox/forgetful").then().statusCode(200).extract().jsonPath().getLong("createdUnderForgottenKeys");
+    }
+
+    long carrierCreatedUnderForgottenKeys() {
+        return given().baseUri(url(CARRIER)).get("/sandbox/forgetful").then().statusCode(200).extract()
+                .jsonPath().getLong("createdUnderForgottenKeys");
+    }
+
     private long slow(int sandbox, int delayMs) {
         return given().baseUri(url(sandbox)).contentType(ContentType.JSON).body("{\"delayMs\": " + delayMs + "}")
                 .post("/sandbox/slow").then().statusCode(200).extract().jsonPath().getLong("slowedAnswers");

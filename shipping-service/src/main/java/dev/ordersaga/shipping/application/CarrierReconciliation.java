@@ -21,6 +21,7 @@ import org.jboss.logging.Logger;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 
@@ -97,7 +98,12 @@ public class CarrierReconciliation {
             try (Correlation.Scope ignored = Correlation.open(shipment.correlationId(), shipment.causedByEventId())) {
                 LOG.infof("Shipment report: the carrier holds shipment %s of order %s, and the shipment is %s", carrierId,
                         shipment.orderId(), shipment.status());
-                shipping.onCreatedAtCarrier(shipment.id(), carrierId);
+                Optional<ShipmentRepository.AtCarrier> recordedAnother = shipping.onCreatedAtCarrier(shipment.id(), carrierId);
+                if (recordedAnother.isPresent()) {
+                    // its create call's answer came in since the read: the parcel the report showed is a second one
+                    anotherParcel(recordedAnother.get(), carrierId);
+                    continue;
+                }
                 meters.counter("saga.shipping.shipments.reconciled").increment();
                 applied++;
             } catch (IllegalTransitionException e) {
@@ -125,15 +131,22 @@ public class CarrierReconciliation {
             if (ours == null || ours.carrierShipmentId().equals(shipment.carrierShipmentId())) {
                 continue;
             }
-            if (surplus.found(ours, shipment.carrierShipmentId())) {
-                try (Correlation.Scope ignored = Correlation.open(ours.correlationId(), null)) {
-                    LOG.errorf("ALERT shipment of another parcel: the carrier holds shipment %s under the key of shipment "
-                                    + "%s (order %s), which recorded carrier shipment %s: a second parcel; it is being "
-                                    + "cancelled", shipment.carrierShipmentId(), ours.id(), ours.orderId(),
-                            ours.carrierShipmentId());
-                }
-                unmatched.increment();
+            anotherParcel(ours, shipment.carrierShipmentId());
+        }
+    }
+
+    /**
+     * A live carrier shipment under the key of a shipment that recorded another one: cancelled on its own, an ALERT
+     * and a count once for each, however often the report or a create call's answer shows it.
+     */
+    void anotherParcel(ShipmentRepository.AtCarrier ours, String carrierShipmentId) {
+        if (surplus.found(ours, carrierShipmentId)) {
+            try (Correlation.Scope ignored = Correlation.open(ours.correlationId(), null)) {
+                LOG.errorf("ALERT shipment of another parcel: the carrier holds shipment %s under the key of shipment "
+                                + "%s (order %s), which recorded carrier shipment %s: a second parcel; it is being "
+                                + "cancelled", carrierShipmentId, ours.id(), ours.orderId(), ours.carrierShipmentId());
             }
+            unmatched.increment();
         }
     }
 

@@ -29,6 +29,9 @@ public class ShipmentWorker {
     private static final Logger LOG = Logger.getLogger(ShipmentWorker.class);
 
     @Inject
+    CarrierReconciliation reconciliation;
+
+    @Inject
     ShippingService shipping;
 
     @Inject
@@ -106,7 +109,9 @@ public class ShipmentWorker {
         CarrierClient.CreateResult result = carrier.create(work.createKey(), work.orderId().toString(),
                 destination(work.address()));
         if (result instanceof CarrierClient.Created created) {
-            shipping.onCreatedAtCarrier(work.shipmentId(), created.carrierShipmentId());
+            // the carrier's report may have recorded a parcel of an earlier call under this key meanwhile
+            shipping.onCreatedAtCarrier(work.shipmentId(), created.carrierShipmentId())
+                    .ifPresent(recorded -> reconciliation.anotherParcel(recorded, created.carrierShipmentId()));
         } else if (result instanceof CarrierClient.Rejected rejected) {
             shipping.onRejectedByCarrier(work, rejected.reason());
         } else if (result instanceof CarrierClient.Unavailable unavailable) {

@@ -272,9 +272,19 @@ public class ShippingService {
     }
 
     @Transactional
-    public void onCreatedAtCarrier(UUID shipmentId, String carrierShipmentId) {
+    public Optional<ShipmentRepository.AtCarrier> onCreatedAtCarrier(UUID shipmentId, String carrierShipmentId) {
+        ShipmentRepository.AtCarrier[] other = new ShipmentRepository.AtCarrier[1];
         onShipment(shipmentId, shipment -> {
             ShipmentStatus before = shipment.status();
+            if (before == ShipmentStatus.CREATED) {
+                // the report adopted one create of a call in flight, or the call's answer came after the report's: the
+                // same parcel is known already; another is a second one, made under a key the carrier forgot
+                if (!carrierShipmentId.equals(shipment.carrierShipmentId())) {
+                    other[0] = new ShipmentRepository.AtCarrier(shipment.id(), shipment.orderId(),
+                            shipment.correlationId(), shipment.carrierShipmentId());
+                }
+                return List.of();
+            }
             ShipmentCreated created = shipment.noteCreated(carrierShipmentId, Instant.now());
             LOG.infof("Shipment %s of order %s created at the carrier as %s", shipmentId, shipment.orderId(),
                     carrierShipmentId);
@@ -291,6 +301,7 @@ public class ShippingService {
             wakeIfDue(shipment);
             return List.of(created);
         });
+        return Optional.ofNullable(other[0]);
     }
 
     @Transactional

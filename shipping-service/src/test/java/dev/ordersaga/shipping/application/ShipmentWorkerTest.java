@@ -355,6 +355,43 @@ class ShipmentWorkerTest {
     }
 
     /**
+     * A carrier that forgot the shipment's key makes a parcel on each try of a create whose answer is lost. The report
+     * adopts the one it shows while the shipment still waits for an answer (until now it passed a requested shipment
+     * over, and a parcel shown only then was never looked at again: a fault run with two replicas left such parcels
+     * live); an answer that comes in afterwards with another parcel has that one cancelled on its own.
+     */
+    @Test
+    void aParcelTheReportShowsWhileItsCreateAwaitsAnAnswerIsAdoptedAndAnotherParcelAnsweredLaterIsCancelled()
+            throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 1, Instant.now().plusSeconds(3600),
+                null);
+        String first = createdUnheardAtTheCarrier(shipmentId, orderId);
+        assertThat(row(orderId).status()).isEqualTo(ShipmentStatus.REQUESTED);
+
+        assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+        assertThat(published.await(orderId, ShipmentCreated.class, WAIT).payload().carrierShipmentId()).isEqualTo(first);
+        assertThat(row(orderId).carrierShipmentId()).isEqualTo(first);
+        assertThat(shipping.onCreatedAtCarrier(shipmentId, first)).as("the same parcel: known already").isEmpty();
+
+        carrier.forgetKey(shipmentId.toString());
+        String second = createdUnheardAtTheCarrier(shipmentId, orderId);
+        Optional<ShipmentRepository.AtCarrier> recorded = shipping.onCreatedAtCarrier(shipmentId, second);
+        assertThat(recorded).as("a second parcel").hasValueSatisfying(r -> assertThat(r.carrierShipmentId()).isEqualTo(first));
+        reconciliation.anotherParcel(recorded.get(), second);
+
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> carrier.shipmentsOf(orderId).stream()
+                .anyMatch(s -> s.shipmentId().equals(second) && s.status().equals("cancelled")));
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(shipment.carrierShipmentId()).isEqualTo(first);
+        assertThat(carrier.shipmentsOf(orderId)).filteredOn(s -> s.shipmentId().equals(first)).singleElement()
+                .satisfies(s -> assertThat(s.status()).isEqualTo("created"));
+    }
+
+    /**
      * The carrier forgot the shipment's key and a create came again under it (an operator's retry-shipping days after a
      * create that went through unseen): its report shows a second live shipment, which is cancelled on its own, once,
      * with an alert; the shipment and its saga are not touched.
