@@ -83,11 +83,14 @@ public final class Checks {
         for (UUID missing : snapshot.ordersNotFound()) {
             violations.add(ofOrder(Kind.ORDER_NOT_FOUND, missing, "asked for, but order_db has no such order"));
         }
+        List<Surplus> surplusesUndone = new ArrayList<>();
         for (Order order : snapshot.orders()) {
+            List<Surplus> undone = undoneSurpluses(order, index);
+            surplusesUndone.addAll(undone);
             violations.addAll(settled(order));
             violations.addAll(waitsForAHold(order, index));
             violations.addAll(outcome(order, index));
-            violations.addAll(effectsOnce(order, index));
+            violations.addAll(effectsOnce(order, index, undone));
             violations.addAll(factsOnce(order, index));
             violations.addAll(events(order, index));
             violations.addAll(parked(order, index));
@@ -112,8 +115,7 @@ public final class Checks {
                 (int) checked.stream().filter(s -> s.stocked() == null).count(),
                 (int) touched.stream().filter(sku -> !withRow.contains(sku)).count(), ledgers(snapshot, index),
                 snapshot.topics().recordsRead(), snapshot.events().size(), snapshot.topics().undecodable(),
-                duplicates(snapshot), snapshot.orders().stream().flatMap(o -> undoneSurpluses(o, index).stream()).toList(),
-                violations);
+                duplicates(snapshot), surplusesUndone, violations);
     }
 
     // --- settled
@@ -341,10 +343,10 @@ public final class Checks {
 
     // --- effects taken once
 
-    static List<Violation> effectsOnce(Order order, Index index) {
+    /** @param undone the order's second effects that the services undid ({@link #undoneSurpluses}) */
+    static List<Violation> effectsOnce(Order order, Index index, List<Surplus> undone) {
         List<Violation> found = new ArrayList<>();
         UUID id = order.id();
-        List<Surplus> undone = undoneSurpluses(order, index);
         Set<String> undoneCharges = refs(undone, Surplus.CHARGE);
         Set<String> undoneParcels = refs(undone, Surplus.SHIPMENT);
         twice(found, id, index.payments(id), "payment rows in payment_db", p -> p.id() + " " + p.status());

@@ -450,13 +450,19 @@ class ChecksTest {
                     .startsWith("2 charges").contains("ch_3");
         }
 
+        /** The carrier forgot the shipment's key and created again under it; the second parcel is cancelled there. */
+        private void cancelledSurplusParcel(UUID order, boolean recordedUndone) {
+            CarrierShipment first = world.carrierShipments.stream().filter(c -> c.reference().equals(order.toString()))
+                    .findFirst().orElseThrow();
+            world.carrierShipments.add(new CarrierShipment("shp_2", first.idempotencyKey(), first.reference(),
+                    "cancelled"));
+            world.surpluses.add(new Snapshot.Surplus(order, Snapshot.Surplus.SHIPMENT, "shp_2", recordedUndone));
+        }
+
         @Test
         void aCarriersSecondParcelThatShippingCancelledIsNoEffectTwice() {
             UUID order = world.confirmed();
-            CarrierShipment first = world.carrierShipments.get(0);
-            world.carrierShipments.add(new CarrierShipment("shp_2", first.idempotencyKey(), first.reference(),
-                    "cancelled"));
-            world.surpluses.add(new Snapshot.Surplus(order, Snapshot.Surplus.SHIPMENT, "shp_2", true));
+            cancelledSurplusParcel(order, true);
 
             AuditResult result = world.audit();
 
@@ -467,10 +473,7 @@ class ChecksTest {
         @Test
         void aSecondParcelShippingStillOwesACancelIsAnEffectTwice() {
             UUID order = world.confirmed();
-            CarrierShipment first = world.carrierShipments.get(0);
-            world.carrierShipments.add(new CarrierShipment("shp_2", first.idempotencyKey(), first.reference(),
-                    "cancelled"));
-            world.surpluses.add(new Snapshot.Surplus(order, Snapshot.Surplus.SHIPMENT, "shp_2", false));
+            cancelledSurplusParcel(order, false);
 
             assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).startsWith("2 shipments at the carrier");
         }

@@ -248,18 +248,6 @@ class FaultInjectionIT {
     }
 
     /**
-     * Slows a sandbox's answers for a spell of {@code seconds}, with an order of the spell's own so that a call falls
-     * into it even when the load has ended. The spell ends once its time is up and an answer was held back (at most
-     * {@link #SPELL_BOUND}); its check in {@code lasting} fails the run if none was.
-     */
-    private static void slowSpell(SagaSystem saga, ScheduledExecutorService spells, AtomicInteger latest, Lasting lasting,
-                                  int seconds, String sku, List<UUID> placed, LongSupplier slowDown, LongSupplier slowedAnswers,
-                                  Runnable backToNormal) {
-        spell(saga, spells, latest, lasting, seconds, sku, placed, "tok_ok", "an answer held back by the spell", slowDown,
-                slowedAnswers, backToNormal);
-    }
-
-    /**
      * A spell of {@code seconds} of a sandbox's misbehaviour ({@code begin} returns its count of calls that fell into
      * one so far), with an order of the spell's own, paid with {@code token}, so that a call falls into it even when
      * the load has ended. The spell ends once its time is up and its count grew (at most {@link #SPELL_BOUND}); its
@@ -306,14 +294,14 @@ class FaultInjectionIT {
         steps.add(new Step("restart PostgreSQL", 0, saga -> saga.restartStack("postgres")));
         int paymentSlowSeconds = 5 + r.nextInt(11);
         steps.add(new Step("slow payment provider (1.5 s per answer) for " + paymentSlowSeconds + " s", 0, saga ->
-                slowSpell(saga, spells, lasting.latestSlowPayment, lasting, paymentSlowSeconds, sku, placed,
-                        () -> saga.paymentProviderSlow(1_500), saga::paymentProviderSlowedAnswers,
+                spell(saga, spells, lasting.latestSlowPayment, lasting, paymentSlowSeconds, sku, placed, "tok_ok",
+                        "an answer held back by the spell", () -> saga.paymentProviderSlow(1_500), saga::paymentProviderSlowedAnswers,
                         () -> saga.paymentProviderSlow(0))));
         // above shipping's 2 s timeout: the carrier creates the shipment, its answer is lost, shipping looks it up
         int carrierSlowSeconds = 5 + r.nextInt(11);
         steps.add(new Step("slow carrier (2.5 s per answer, past shipping's timeout) for " + carrierSlowSeconds + " s", 0, saga ->
-                slowSpell(saga, spells, lasting.latestSlowCarrier, lasting, carrierSlowSeconds, sku, placed,
-                        () -> saga.carrierSlow(2_500), saga::carrierSlowedAnswers, () -> saga.carrierSlow(0))));
+                spell(saga, spells, lasting.latestSlowCarrier, lasting, carrierSlowSeconds, sku, placed, "tok_ok",
+                        "an answer held back by the spell", () -> saga.carrierSlow(2_500), saga::carrierSlowedAnswers, () -> saga.carrierSlow(0))));
         // a provider that keeps keys for less time than a retry takes: a charge whose answer was lost (a timeout) is not
         // found by its key and is made again, and payment refunds the charge it did not keep once the report shows it
         int forgetfulSeconds = 5 + r.nextInt(11);
