@@ -18,7 +18,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
-import java.util.HashMap;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -29,8 +30,10 @@ import java.util.UUID;
  * Reads the carrier's shipment report ({@link ProviderReport}) and applies every live shipment the service does not
  * know of as the create call's answer would have been: a create the carrier carried out after our client had timed
  * out, which the order's cancellation then looked for too early and found nothing of, is cancelled at the carrier
- * (CANCELLED -> CANCELLING); one created while the shipment went on hold is recorded (ON_HOLD -> CREATED). Before, the
- * first left a parcel to go out for a cancelled order, with nothing to tell.
+ * (CANCELLED -> CANCELLING); one a cancellation is still looking for by its key is recorded, so that it is cancelled
+ * by its id whatever the lookup finds (a carrier that forgot the key finds nothing); one created while the shipment went
+ * on hold, or while its create call awaits an answer, is recorded (ON_HOLD | REQUESTED -> CREATED). Before, the first
+ * left a parcel to go out for a cancelled order, with nothing to tell.
  */
 @ApplicationScoped
 @Startup // its counter exists from the start, at zero, for the alert rule
@@ -77,7 +80,7 @@ public class CarrierReconciliation {
     }
 
     private int apply(List<ReportedShipment> reported) {
-        Map<UUID, String> carrierIds = new HashMap<>();
+        Map<UUID, List<String>> liveParcels = new LinkedHashMap<>();
         for (ReportedShipment shipment : reported) {
             if (!shipment.live()) {
                 continue;
@@ -86,31 +89,40 @@ public class CarrierReconciliation {
             if (shipmentId == null) {
                 LOG.debugf("Shipment report: shipment %s is not one of ours", shipment.carrierShipmentId());
             } else {
-                carrierIds.put(shipmentId, shipment.carrierShipmentId());
+                liveParcels.computeIfAbsent(shipmentId, id -> new ArrayList<>()).add(shipment.carrierShipmentId());
             }
         }
-        otherShipments(reported, carrierIds.keySet());
+        otherShipments(reported, liveParcels.keySet());
         List<UnknownAtCarrier> unknown = QuarkusTransaction.requiringNew()
-                .call(() -> shipments.unknownAtCarrierAmong(carrierIds.keySet()));
+                .call(() -> shipments.unknownAtCarrierAmong(liveParcels.keySet()));
         int applied = 0;
         for (UnknownAtCarrier shipment : unknown) {
-            String carrierId = carrierIds.get(shipment.id());
-            try (Correlation.Scope ignored = Correlation.open(shipment.correlationId(), shipment.causedByEventId())) {
-                LOG.infof("Shipment report: the carrier holds shipment %s of order %s, and the shipment is %s", carrierId,
-                        shipment.orderId(), shipment.status());
-                Optional<ShipmentRepository.AtCarrier> recordedAnother = shipping.onCreatedAtCarrier(shipment.id(), carrierId);
-                if (recordedAnother.isPresent()) {
-                    // its create call's answer came in since the read: the parcel the report showed is a second one
-                    anotherParcel(recordedAnother.get(), carrierId);
-                    continue;
+            // the first is adopted; any other under the same key (a carrier that forgot it) is then a second parcel
+            for (String carrierId : liveParcels.get(shipment.id())) {
+                if (adopted(shipment, carrierId)) {
+                    applied++;
                 }
-                meters.counter("saga.shipping.shipments.reconciled").increment();
-                applied++;
-            } catch (IllegalTransitionException e) {
-                LOG.warnf("Shipment report: shipment %s not applied: %s", carrierId, e.getMessage());
             }
         }
         return applied;
+    }
+
+    private boolean adopted(UnknownAtCarrier shipment, String carrierId) {
+        try (Correlation.Scope ignored = Correlation.open(shipment.correlationId(), shipment.causedByEventId())) {
+            LOG.infof("Shipment report: the carrier holds shipment %s of order %s, and the shipment is %s", carrierId,
+                    shipment.orderId(), shipment.status());
+            Optional<ShipmentRepository.AtCarrier> recordedAnother = shipping.onCreatedAtCarrier(shipment.id(), carrierId);
+            if (recordedAnother.isPresent()) {
+                // its create call's answer, or another parcel of this report, was recorded since the read
+                anotherParcel(recordedAnother.get(), carrierId);
+                return false;
+            }
+            meters.counter("saga.shipping.shipments.reconciled").increment();
+            return true;
+        } catch (IllegalTransitionException e) {
+            LOG.warnf("Shipment report: shipment %s not applied: %s", carrierId, e.getMessage());
+            return false;
+        }
     }
 
     /**

@@ -144,16 +144,23 @@ public class ShipmentWorker {
                 carrierShipmentId, work.orderId(), work.attempt());
         CarrierClient.CancelResult result = carrier.cancel(carrierShipmentId, work.cancelKey());
         if (result instanceof CarrierClient.Cancelled) {
-            shipping.onCancelledAtCarrier(work.shipmentId(), carrierShipmentId);
+            cancelled(work, carrierShipmentId);
         } else if (result instanceof CarrierClient.UnknownShipment) {
             LOG.warnf("The carrier does not know shipment %s of order %s: nothing to cancel", carrierShipmentId,
                     work.orderId());
+            // nothing live under that id, so no second parcel either, whatever was recorded meanwhile
             shipping.onCancelledAtCarrier(work.shipmentId(), carrierShipmentId);
         } else if (result instanceof CarrierClient.CancelFailed failed) {
             shipping.onCancelFailed(work, failed.reason());
         } else {
             throw new IllegalStateException("unknown carrier answer " + result);
         }
+    }
+
+    private void cancelled(CarrierWork work, String carrierShipmentId) {
+        // a lookup under a key the carrier forgot can find a parcel other than the one recorded meanwhile: a second one
+        shipping.onCancelledAtCarrier(work.shipmentId(), carrierShipmentId)
+                .ifPresent(recorded -> reconciliation.anotherParcel(recorded, carrierShipmentId));
     }
 
     private static CarrierClient.Destination destination(Address address) {

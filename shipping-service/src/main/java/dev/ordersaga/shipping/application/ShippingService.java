@@ -276,12 +276,12 @@ public class ShippingService {
         ShipmentRepository.AtCarrier[] other = new ShipmentRepository.AtCarrier[1];
         onShipment(shipmentId, shipment -> {
             ShipmentStatus before = shipment.status();
-            if (before == ShipmentStatus.CREATED) {
-                // the report adopted one create of a call in flight, or the call's answer came after the report's: the
-                // same parcel is known already; another is a second one, made under a key the carrier forgot
+            if (shipment.carrierShipmentId() != null) {
+                // the report adopted one create of a call in flight, or the call's answer came after the report's (the
+                // shipment may be cancelled or cancelling by now): the same parcel is known already; another is a
+                // second one, made under a key the carrier forgot
                 if (!carrierShipmentId.equals(shipment.carrierShipmentId())) {
-                    other[0] = new ShipmentRepository.AtCarrier(shipment.id(), shipment.orderId(),
-                            shipment.correlationId(), shipment.carrierShipmentId());
+                    other[0] = atCarrier(shipment);
                 }
                 return List.of();
             }
@@ -350,13 +350,26 @@ public class ShippingService {
         });
     }
 
+    /**
+     * The cancellation's call answered: {@code carrierShipmentId} is cancelled at the carrier, or (null) the lookup by
+     * key found none.
+     *
+     * @return the shipment as it recorded its carrier shipment, if that is another than the one cancelled: a lookup
+     * under a key the carrier forgot found a second parcel, which the caller reports as one
+     */
     @Transactional
-    public void onCancelledAtCarrier(UUID shipmentId, String carrierShipmentId) {
+    public Optional<ShipmentRepository.AtCarrier> onCancelledAtCarrier(UUID shipmentId, String carrierShipmentId) {
+        ShipmentRepository.AtCarrier[] other = new ShipmentRepository.AtCarrier[1];
         onShipment(shipmentId, shipment -> {
             Optional<ShipmentCancelled> cancelled = shipment.noteCancelled(carrierShipmentId, Instant.now());
             if (cancelled.isEmpty()) {
-                LOG.warnf("Shipment %s of order %s: the carrier had none when asked, but a create call landed "
-                        + "meanwhile as %s; cancelling that", shipmentId, shipment.orderId(), shipment.carrierShipmentId());
+                LOG.warnf("Shipment %s of order %s: the carrier had %s when asked, but %s was recorded meanwhile (a create "
+                                + "call landed, or the carrier's report showed it); cancelling that", shipmentId,
+                        shipment.orderId(), carrierShipmentId == null ? "none" : carrierShipmentId,
+                        shipment.carrierShipmentId());
+                if (carrierShipmentId != null) {
+                    other[0] = atCarrier(shipment);
+                }
                 wakeIfDue(shipment);
                 return List.of();
             }
@@ -364,6 +377,12 @@ public class ShippingService {
                     carrierShipmentId == null ? "the carrier has none" : carrierShipmentId);
             return List.of(cancelled.get());
         });
+        return Optional.ofNullable(other[0]);
+    }
+
+    private static ShipmentRepository.AtCarrier atCarrier(Shipment shipment) {
+        return new ShipmentRepository.AtCarrier(shipment.id(), shipment.orderId(), shipment.correlationId(),
+                shipment.carrierShipmentId());
     }
 
     /** Counts a compensation that failed for a cause of its own, outside {@link #onCancelFailed}. */

@@ -256,7 +256,8 @@ public class Shipment {
      * <p>A create call whose caller lost its lease (a pause longer than the lease) can land after the cancellation
      * looked for it by its idempotency key: while it looks (CANCELLING, the id recorded so that a "not found" does not
      * end it) or after it found nothing (CANCELLED -> CANCELLING). Either way the shipment the carrier now holds is
-     * cancelled too; otherwise a parcel would go out for a cancelled order.
+     * cancelled too; otherwise a parcel would go out for a cancelled order. The carrier's report brings such a shipment
+     * the same way when no answer ever comes.
      */
     public ShipmentCreated noteCreated(String carrierShipmentId, Instant now) {
         Objects.requireNonNull(carrierShipmentId, "carrierShipmentId");
@@ -401,8 +402,9 @@ public class Shipment {
 
     /**
      * The carrier confirmed the cancellation, or has no shipment for this order: CANCELLING -> CANCELLED. A lookup that
-     * found nothing while a late create call landed ({@link #noteCreated}) ends nothing: the shipment that landed is
-     * cancelled next, by its id.
+     * found nothing, or found another shipment, while a late create call landed or the carrier's report showed one
+     * ({@link #noteCreated}) ends nothing: the shipment recorded meanwhile is cancelled next, by its id. (A carrier that
+     * forgot our key finds nothing under it, or the last of the parcels it made under it.)
      *
      * @param carrierShipmentId the id the cancellation cancelled (known, or looked up); null if the lookup found none
      * @return the answer to the cancellation, unless a shipment is left to cancel
@@ -411,7 +413,7 @@ public class Shipment {
         Optional<ShipmentCancelled> event;
         switch (status) {
             case CANCELLING -> {
-                if (carrierShipmentId == null && this.carrierShipmentId != null) {
+                if (this.carrierShipmentId != null && !this.carrierShipmentId.equals(carrierShipmentId)) {
                     startCancelling(now);
                     event = Optional.empty();
                 } else {

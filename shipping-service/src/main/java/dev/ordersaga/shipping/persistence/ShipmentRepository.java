@@ -217,10 +217,11 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
     }
 
     /**
-     * Of these shipments, the ones a create at the carrier would be news to: cancelled without a carrier shipment (the
-     * cancellation looked and found none), on hold (every call of ours failed), or requested (a call whose answer was
-     * lost, or is on its way: a carrier that forgot the key makes a new parcel on each retry, and a parcel the report
-     * shows only while its shipment waits for an answer would otherwise never be looked at again).
+     * Of these shipments, the ones a create at the carrier would be news to, all of them without a carrier shipment:
+     * cancelled (the cancellation looked and found none), cancelling (it is looking, or will), on hold (every call of
+     * ours failed), or requested (a call whose answer was lost, or is on its way). A carrier that forgot the key makes a
+     * new parcel on each retry and finds none when looked for by the key, so a parcel the report shows only while its
+     * shipment waits for an answer, or for a lookup, would otherwise never be looked at again.
      */
     @SuppressWarnings("unchecked")
     public List<UnknownAtCarrier> unknownAtCarrierAmong(Collection<UUID> ids) {
@@ -230,7 +231,8 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
         List<Object[]> rows = getEntityManager().createNativeQuery("""
                         SELECT id, order_id, correlation_id, caused_by_event_id, status FROM shipment
                         WHERE id IN (?1)
-                          AND (status = 'CANCELLED' AND carrier_shipment_id IS NULL OR status IN ('ON_HOLD', 'REQUESTED'))""")
+                          AND carrier_shipment_id IS NULL
+                          AND status IN ('CANCELLED', 'CANCELLING', 'ON_HOLD', 'REQUESTED')""")
                 .setParameter(1, ids)
                 .getResultList();
         return rows.stream().map(row -> new UnknownAtCarrier((UUID) row[0], (UUID) row[1], (String) row[2], (UUID) row[3],

@@ -392,6 +392,72 @@ class ShipmentWorkerTest {
     }
 
     /**
+     * A carrier that forgot the shipment's key finds nothing under it, so a cancellation's lookup by the key ends as if
+     * no parcel had been made. The report adopts one it shows while the lookup is under way (until now it passed a
+     * cancelling shipment over, and a parcel shown only then stayed live for a cancelled order): the lookup's "none"
+     * then ends nothing, and the parcel is cancelled by its id.
+     */
+    @Test
+    void aParcelTheReportShowsWhileTheCancellationLooksItUpIsCancelledThoughTheLookupFindsNone() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        UUID cancellingEventId = UUID.randomUUID();
+        CarrierWork lookup = cancellingWithALookupUnderWay(shipmentId, saga, cancellingEventId);
+        String parcel = createdUnheardAtTheCarrier(shipmentId, orderId);
+        carrier.forgetKey(shipmentId.toString());
+
+        assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+        assertThat(row(orderId).carrierShipmentId()).isEqualTo(parcel);
+        worker.perform(lookup);
+
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
+                .until(() -> row(orderId).status() == ShipmentStatus.CANCELLED);
+        assertCancelledAtTheCarrierAndInTheRow(orderId, parcel);
+        assertThat(published.typesCommittedSoFar(outbox, orderId, saga.correlationId(), WAIT))
+                .containsExactly("ShipmentCreated", "ShipmentCancelled");
+        assertThat(published.await(orderId, ShipmentCancelled.class, WAIT).causationId()).isEqualTo(cancellingEventId);
+    }
+
+    /**
+     * A carrier that forgot the key makes a parcel on each create under it, and a lookup by the key finds the last. The
+     * report shows two for a cancelling shipment: the first is recorded and the other cancelled as a second parcel; the
+     * lookup then finds that other one, and the recorded one is cancelled as well, by its id.
+     */
+    @Test
+    void twoParcelsUnderTheKeyOfACancellingShipmentAreBothCancelled() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        CarrierWork lookup = cancellingWithALookupUnderWay(shipmentId, saga, UUID.randomUUID());
+        String first = createdUnheardAtTheCarrier(shipmentId, orderId);
+        carrier.forgetKey(shipmentId.toString());
+        String second = ((CarrierClient.Created) carrierClient.create(shipmentId.toString(), orderId.toString(), ADA))
+                .carrierShipmentId();
+        double unmatchedBefore = counter("saga.shipping.shipments.unmatched");
+
+        try (LogCapture log = LogCapture.of(CarrierReconciliation.class)) {
+            assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+            assertThat(row(orderId).carrierShipmentId()).isEqualTo(first);
+            worker.perform(lookup);
+
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
+                    .until(() -> row(orderId).status() == ShipmentStatus.CANCELLED);
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> carrier.shipmentsOf(orderId).stream()
+                    .allMatch(s -> s.status().equals("cancelled")));
+            assertThat(log.containing("ALERT shipment of another parcel")).as("once, however often it is seen")
+                    .singleElement().satisfies(line -> assertThat(line.message()).contains(first).contains(second));
+        }
+        assertThat(carrier.shipmentsOf(orderId)).extracting(CarrierSandboxApi.LedgerShipment::shipmentId)
+                .containsExactly(first, second);
+        Shipment shipment = row(orderId);
+        assertThat(shipment.carrierShipmentId()).isEqualTo(first);
+        assertThat(counter("saga.shipping.shipments.unmatched")).isEqualTo(unmatchedBefore + 1);
+        assertThat(published.typesCommittedSoFar(outbox, orderId, saga.correlationId(), WAIT))
+                .containsExactly("ShipmentCreated", "ShipmentCancelled");
+    }
+
+    /**
      * The carrier forgot the shipment's key and a create came again under it (an operator's retry-shipping days after a
      * create that went through unseen): its report shows a second live shipment, which is cancelled on its own, once,
      * with an alert; the shipment and its saga are not touched.
@@ -588,6 +654,29 @@ class ShipmentWorkerTest {
             ps.setObject(8, causedBy);
             ps.executeUpdate();
         }
+    }
+
+    /**
+     * A shipment whose order was cancelled while a create call of its may have gone through, as a worker leaves it that
+     * is looking it up by its key right now (claimed for an hour, so that no other worker takes it up); returns that
+     * worker's call, made when the test chooses.
+     */
+    private CarrierWork cancellingWithALookupUnderWay(UUID shipmentId, SagaEvents.Saga saga, UUID cancellingEventId)
+            throws SQLException {
+        Instant claim = Instant.now().plusSeconds(3600).truncatedTo(ChronoUnit.MICROS);
+        insertShipment(shipmentId, saga.orderId(), saga.correlationId(), UUID.randomUUID(), 1,
+                Instant.now().plusSeconds(3600), null);
+        try (Connection c = dataSource.getConnection(); PreparedStatement cancelling = c.prepareStatement("""
+                UPDATE shipment SET status = 'CANCELLING', cancel_requested = true, creation_uncertain = true,
+                    claimed_until = ?, next_attempt_at = now(), cancel_caused_by_event_id = ?
+                WHERE id = ?""")) {
+            cancelling.setTimestamp(1, Timestamp.from(claim));
+            cancelling.setObject(2, cancellingEventId);
+            cancelling.setObject(3, shipmentId);
+            assertThat(cancelling.executeUpdate()).isEqualTo(1);
+        }
+        return new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, saga.orderId(), saga.correlationId(),
+                cancellingEventId, null, null, 1, claim);
     }
 
     /** The order's OrderCancelling, handled as the consumer hands it over: in its correlation scope, with its claim. */

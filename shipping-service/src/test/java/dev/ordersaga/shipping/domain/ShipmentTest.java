@@ -471,6 +471,24 @@ class ShipmentTest {
         assertThat(shipment.isDue(AFTER_LEASE)).isTrue();
     }
 
+    /** A carrier that forgot the key finds, by it, the last parcel it made under it: not necessarily the one recorded. */
+    @Test
+    void aLookupThatFindsAnotherShipmentThanTheOneRecordedMeanwhileKeepsTheCancellationGoing() {
+        Shipment shipment = in(Situation.CANCELLING_LOOKUP);
+        shipment.startAttempt(AFTER_LEASE, LEASE);
+
+        shipment.noteCreated("shp_reported", AFTER_LEASE);
+        Optional<ShipmentCancelled> answer = shipment.noteCancelled("shp_found", AFTER_LEASE);
+
+        assertThat(answer).as("shp_reported is still live").isEmpty();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.carrierShipmentId()).isEqualTo("shp_reported");
+        assertThat(shipment.isDue(AFTER_LEASE)).isTrue();
+        shipment.startAttempt(AFTER_LEASE, LEASE);
+        assertThat(shipment.noteCancelled("shp_reported", AFTER_LEASE)).isPresent();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+    }
+
     @Test
     void aCancelledShipmentThatNeverAskedTheCarrierTakesNoCreate() {
         for (Situation situation : List.of(Situation.CANCELLED, Situation.CANCELLED_BEFORE_ORDER, Situation.CANCELLING)) {
