@@ -93,7 +93,6 @@ public class SettlementReconciliation {
         }
         List<UUID> unheardOf = QuarkusTransaction.requiringNew()
                 .call(() -> payments.notKnownChargedAmong(chargeIds.keySet()));
-        otherCharges(ours, chargeIds.keySet());
         int applied = 0;
         for (UUID paymentId : unheardOf) {
             Optional<PaymentRepository.ChargeState> charge = payments.chargeState(paymentId);
@@ -113,6 +112,8 @@ public class SettlementReconciliation {
                 LOG.warnf("Settlement report: charge %s not applied: %s", chargeId, e.getMessage());
             }
         }
+        // after the charges just recorded: two settled under one key in this read are one recorded and one second charge
+        otherCharges(ours, chargeIds.keySet());
         return applied;
     }
 

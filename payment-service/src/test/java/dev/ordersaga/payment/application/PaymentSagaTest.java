@@ -503,6 +503,43 @@ class PaymentSagaTest {
     }
 
     /**
+     * A charge call whose answer was lost, made again under a key the provider had forgotten meanwhile: two settled
+     * charges under one key, neither heard of. One read of the report records one and refunds the other as a second
+     * charge (the read kept only one of them, and the other waited for the entry's second look).
+     */
+    @Test
+    void twoChargesUnderTheKeyOfAPaymentThatHeardOfNeitherAreSortedOutInOneRead() {
+        OrderSaga saga = saga("two-charges-unheard");
+        PaymentTask claimed = chargeClaimedFor(saga);
+        reconciliation.reconcile();
+        for (int call = 1; call <= 2; call++) {
+            ProviderLedger.charge(providerUrl, claimed.chargeIdempotencyKey(), claimed.amount(), claimed.currency(),
+                    claimed.paymentToken(), saga.orderId().toString());
+            if (call == 1) {
+                ProviderLedger.forgetKey(providerUrl, claimed.chargeIdempotencyKey());
+            }
+        }
+        assertThat(ledger(saga).charges()).hasSize(2);
+
+        try (LogCapture found = LogCapture.of(SettlementReconciliation.class)) {
+            assertThat(reconciliation.reconcile()).as("settlements applied").isEqualTo(1);
+            assertThat(found.containing("ALERT settlement of another charge")).singleElement();
+        }
+        String recorded = payment(saga).providerChargeId();
+        String other = ledger(saga).charges().stream().map(ProviderLedger.Charge::chargeId)
+                .filter(id -> !id.equals(recorded)).findFirst().orElseThrow();
+        await().atMost(PATIENCE).until(() -> !ledger(saga).refunds().isEmpty());
+        assertThat(ledger(saga).refunds()).singleElement().satisfies(refund -> {
+            assertThat(refund.chargeId()).isEqualTo(other);
+            assertThat(refund.idempotencyKey()).isEqualTo("refund-surplus-" + other);
+        });
+        assertThat(ledger(saga).net()).as("the customer pays once").isEqualByComparingTo(claimed.amount());
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
+        assertThat(awaitOne(saga, PaymentSucceeded.class).payload().providerChargeId()).isEqualTo(recorded);
+        assertThat(saga.publishedTypes()).containsExactly("PaymentSucceeded");
+    }
+
+    /**
      * A surplus charge recorded by a service that stopped before it refunded: the sweep claims it and refunds it, and
      * records that nothing is owed any more.
      */
