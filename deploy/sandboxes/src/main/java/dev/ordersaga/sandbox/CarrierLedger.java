@@ -26,6 +26,8 @@ final class CarrierLedger {
      */
     private final Map<String, Integer> createCalls = new HashMap<>();
     private final Map<String, Integer> statusQueries = new HashMap<>();
+    /** The shipment each cancel key cancelled. */
+    private final Map<String, String> cancelsByKey = new HashMap<>();
     private int outageFailuresLeft;
     /**
      * While set, the carrier forgets each shipment's key as soon as it created the shipment, and answers a create this
@@ -70,11 +72,21 @@ final class CarrierLedger {
         return shipment;
     }
 
-    synchronized Shipment cancel(String shipmentId) {
+    /**
+     * Cancels the shipment, or answers a cancel under a key it has seen with the shipment that key cancelled, as a
+     * carrier's key store does whatever the request says now: a caller that used one key for two shipments learns
+     * that the second is cancelled when it is not.
+     */
+    synchronized Shipment cancel(String shipmentId, String idempotencyKey) {
+        String cancelledUnderKey = cancelsByKey.get(idempotencyKey);
+        if (cancelledUnderKey != null) {
+            return shipmentsById.get(cancelledUnderKey);
+        }
         Shipment cancelled = shipmentsById.computeIfPresent(shipmentId, (id, shipment) -> shipment.cancelled());
         if (cancelled == null) {
             throw ApiException.notFound("unknown shipment " + shipmentId);
         }
+        cancelsByKey.put(idempotencyKey, shipmentId);
         return cancelled;
     }
 

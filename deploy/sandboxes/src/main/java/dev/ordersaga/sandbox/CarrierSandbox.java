@@ -93,7 +93,7 @@ public final class CarrierSandbox implements AutoCloseable {
     }
 
     private Response cancelShipment(Request request) {
-        Shipment cancelled = ledger.cancel(request.pathParam(0));
+        Shipment cancelled = ledger.cancel(request.pathParam(0), request.idempotencyKey());
         return Response.json(200, Json.object("shipmentId", cancelled.shipmentId(), "status", cancelled.status()));
     }
 

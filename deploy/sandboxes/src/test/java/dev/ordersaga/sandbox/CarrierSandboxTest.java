@@ -149,7 +149,7 @@ class CarrierSandboxTest {
         outage(5);
 
         assertThat(client.get("/v1/shipments/" + key).status()).isEqualTo(200);
-        assertThat(client.post("/v1/shipments/" + shipmentId + "/cancel", "cancel-1", "").status()).isEqualTo(200);
+        assertThat(client.post("/v1/shipments/" + shipmentId + "/cancel", "cancel-" + key, "").status()).isEqualTo(200);
         assertThat(client.post("/v1/shipments", key(), shipment()).status()).isEqualTo(503);
     }
 
@@ -174,6 +174,21 @@ class CarrierSandboxTest {
         assertThat(entry.get("status").asText()).isEqualTo("cancelled");
     }
 
+    /** As a real carrier's key store does: the first answer under a key, whatever shipment the request names now. */
+    @Test
+    void aCancelKeyUsedAgainForAnotherShipmentIsAnsweredWithTheShipmentItCancelled() {
+        String first = client.post("/v1/shipments", key(), shipment()).body().get("shipmentId").asText();
+        String second = client.post("/v1/shipments", key(), shipment()).body().get("shipmentId").asText();
+        String cancelKey = "cancel-" + key();
+
+        client.post("/v1/shipments/" + first + "/cancel", cancelKey, "");
+        Answer again = client.post("/v1/shipments/" + second + "/cancel", cancelKey, "");
+
+        assertThat(again.status()).isEqualTo(200);
+        assertThat(again.body().get("shipmentId").asText()).isEqualTo(first);
+        assertThat(client.ledger().get("shipments").findValuesAsText("status")).containsExactly("cancelled", "created");
+    }
+
     @Test
     void theShipmentReportListsTheShipmentsCreatedInOrderWithTheirStatusNow() {
         Instant before = Instant.now();
@@ -181,7 +196,7 @@ class CarrierSandboxTest {
         String first = client.post("/v1/shipments", firstKey, shipment()).body().get("shipmentId").asText();
         client.post("/v1/shipments", key(), shipment("order-2", "UNDELIVERABLE"));
         String second = client.post("/v1/shipments", key(), shipment()).body().get("shipmentId").asText();
-        client.post("/v1/shipments/" + first + "/cancel", "cancel-1", "");
+        client.post("/v1/shipments/" + first + "/cancel", "cancel-" + firstKey, "");
 
         Answer page = client.get("/v1/reports/shipments?since=" + before + "&limit=1");
         assertThat(page.status()).isEqualTo(200);

@@ -148,15 +148,17 @@ public class CarrierReconciliation {
     }
 
     /**
-     * A live carrier shipment under the key of a shipment that recorded another one: cancelled on its own, an ALERT
-     * and a count once for each, however often the report or a create call's answer shows it.
+     * A live carrier shipment under the key of a shipment that recorded another one, or that the carrier refused:
+     * cancelled on its own, an ALERT and a count once for each, however often the report or a create call's answer
+     * shows it.
      */
     void anotherParcel(ShipmentRepository.AtCarrier ours, String carrierShipmentId) {
         if (surplus.found(ours, carrierShipmentId)) {
             try (Correlation.Scope ignored = Correlation.open(ours.correlationId(), null)) {
                 LOG.errorf("ALERT shipment of another parcel: the carrier holds shipment %s under the key of shipment "
-                                + "%s (order %s), which recorded carrier shipment %s: a second parcel; it is being "
-                                + "cancelled", carrierShipmentId, ours.id(), ours.orderId(), ours.carrierShipmentId());
+                                + "%s (order %s), which recorded %s: a second parcel; it is being cancelled",
+                        carrierShipmentId, ours.id(), ours.orderId(), ours.carrierShipmentId() == null
+                                ? "none (the carrier refused the shipment)" : "carrier shipment " + ours.carrierShipmentId());
             }
             unmatched.increment();
         }

@@ -285,6 +285,12 @@ public class ShippingService {
                 }
                 return List.of();
             }
+            if (before == ShipmentStatus.REJECTED) {
+                // an earlier call went through unseen, and a later one, made anew under a key the carrier forgot, was
+                // refused: the saga is told the shipment failed, so the parcel must go (a second one, of none recorded)
+                other[0] = atCarrier(shipment);
+                return List.of();
+            }
             ShipmentCreated created = shipment.noteCreated(carrierShipmentId, Instant.now());
             LOG.infof("Shipment %s of order %s created at the carrier as %s", shipmentId, shipment.orderId(),
                     carrierShipmentId);

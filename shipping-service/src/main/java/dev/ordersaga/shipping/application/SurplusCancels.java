@@ -21,7 +21,8 @@ import java.time.Duration;
 
 /**
  * Cancels the second shipments the carrier created under shipments' keys ({@link CarrierReconciliation} finds them in
- * its shipment report; {@link Surpluses} has the rule), under {@code cancel-surplus-<carrier shipment id>}.
+ * its shipment report; {@link Surpluses} has the rule), under the parcel's cancel key ({@link CarrierWork#cancelKey}),
+ * the one a cancellation of the shipment that went on to this parcel used, if one did.
  */
 @ApplicationScoped
 @Startup // its counters exist from the start, at zero, for the alert rules
@@ -70,7 +71,7 @@ public class SurplusCancels {
     }
 
     private Surpluses.Outcome cancel(Surplus shipment) {
-        String key = cancelIdempotencyKey(shipment.providerRef());
+        String key = CarrierWork.cancelKey(shipment.providerRef());
         LOG.infof("Cancelling surplus shipment %s of order %s at the carrier (idempotency key %s)", shipment.providerRef(),
                 shipment.orderId(), key);
         CarrierClient.CancelResult result = carrier.cancel(shipment.providerRef(), key);
@@ -82,10 +83,5 @@ public class SurplusCancels {
             return new Surpluses.Failed("the carrier does not know shipment " + shipment.providerRef());
         }
         return new Surpluses.Failed(((CarrierClient.CancelFailed) result).reason());
-    }
-
-    /** Not the shipment's own cancel key ({@code cancel-<shipment id>}): this cancels another carrier shipment. */
-    static String cancelIdempotencyKey(String carrierShipmentId) {
-        return "cancel-surplus-" + carrierShipmentId;
     }
 }

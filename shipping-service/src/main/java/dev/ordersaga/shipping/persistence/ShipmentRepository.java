@@ -219,9 +219,10 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
     /**
      * Of these shipments, the ones a create at the carrier would be news to, all of them without a carrier shipment:
      * cancelled (the cancellation looked and found none), cancelling (it is looking, or will), on hold (every call of
-     * ours failed), or requested (a call whose answer was lost, or is on its way). A carrier that forgot the key makes a
-     * new parcel on each retry and finds none when looked for by the key, so a parcel the report shows only while its
-     * shipment waits for an answer, or for a lookup, would otherwise never be looked at again.
+     * ours failed), requested (a call whose answer was lost, or is on its way), or rejected (a call that went through
+     * unseen before a later one was refused). A carrier that forgot the key makes a new parcel on each retry and finds
+     * none when looked for by the key, so a parcel the report shows only while its shipment waits for an answer, or for
+     * a lookup, would otherwise never be looked at again.
      */
     @SuppressWarnings("unchecked")
     public List<UnknownAtCarrier> unknownAtCarrierAmong(Collection<UUID> ids) {
@@ -232,14 +233,17 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
                         SELECT id, order_id, correlation_id, caused_by_event_id, status FROM shipment
                         WHERE id IN (?1)
                           AND carrier_shipment_id IS NULL
-                          AND status IN ('CANCELLED', 'CANCELLING', 'ON_HOLD', 'REQUESTED')""")
+                          AND status IN ('CANCELLED', 'CANCELLING', 'ON_HOLD', 'REQUESTED', 'REJECTED')""")
                 .setParameter(1, ids)
                 .getResultList();
         return rows.stream().map(row -> new UnknownAtCarrier((UUID) row[0], (UUID) row[1], (String) row[2], (UUID) row[3],
                 (String) row[4])).toList();
     }
 
-    /** A shipment that recorded its carrier shipment: what the carrier's report is checked against. */
+    /**
+     * A shipment that recorded its carrier shipment (null for one the carrier refused): what the carrier's report is
+     * checked against.
+     */
     public record AtCarrier(UUID id, UUID orderId, String correlationId, String carrierShipmentId) {
     }
 

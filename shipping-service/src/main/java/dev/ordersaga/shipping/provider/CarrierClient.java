@@ -156,6 +156,12 @@ public class CarrierClient {
         }
         int status = response.status();
         if (status == 200 || status == 201) {
+            String answeredFor = field(response.body(), "shipmentId");
+            if (answeredFor != null && !answeredFor.equals(carrierShipmentId)) {
+                // the carrier replayed what the key did first: this shipment was not cancelled
+                return new CancelFailed("carrier answered the cancel of " + carrierShipmentId + " with shipment "
+                        + answeredFor + ": idempotency key " + idempotencyKey + " cancelled another shipment before");
+            }
             return new Cancelled();
         }
         if (status == 404) {

@@ -458,6 +458,42 @@ class ShipmentWorkerTest {
     }
 
     /**
+     * A create that went through unseen, then a call made anew under a key the carrier forgot that it refused: the saga
+     * is told the shipment failed, while a parcel is live. Its create's late answer, or the report, has it cancelled as
+     * a second parcel (it was passed over: a refused shipment took no create, and the report left it out).
+     */
+    @Test
+    void aParcelOfAShipmentTheCarrierRefusedIsCancelledOnItsOwn() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 1, Instant.now().plusSeconds(3600),
+                null);
+        try (Connection c = dataSource.getConnection(); PreparedStatement rejected = c.prepareStatement("""
+                UPDATE shipment SET status = 'REJECTED', last_error = 'address undeliverable', next_attempt_at = NULL
+                WHERE id = ?""")) {
+            rejected.setObject(1, shipmentId);
+            assertThat(rejected.executeUpdate()).isEqualTo(1);
+        }
+        String parcel = createdUnheardAtTheCarrier(shipmentId, orderId);
+        double unmatchedBefore = counter("saga.shipping.shipments.unmatched");
+
+        assertThat(shipping.onCreatedAtCarrier(shipmentId, parcel)).as("the late answer: a parcel of none recorded")
+                .hasValueSatisfying(recorded -> assertThat(recorded.carrierShipmentId()).isNull());
+        try (LogCapture log = LogCapture.of(CarrierReconciliation.class)) {
+            assertThat(reconciliation.reconcile()).as("adopted").isZero();
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> carrier.shipmentsOf(orderId).stream()
+                    .allMatch(s -> s.status().equals("cancelled")));
+            assertThat(log.containing("ALERT shipment of another parcel")).singleElement()
+                    .satisfies(line -> assertThat(line.message()).contains(parcel).contains("refused"));
+        }
+        assertThat(counter("saga.shipping.shipments.unmatched")).isEqualTo(unmatchedBefore + 1);
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.REJECTED);
+        assertThat(shipment.carrierShipmentId()).isNull();
+    }
+
+    /**
      * The carrier forgot the shipment's key and a create came again under it (an operator's retry-shipping days after a
      * create that went through unseen): its report shows a second live shipment, which is cancelled on its own, once,
      * with an alert; the shipment and its saga are not touched.

@@ -113,12 +113,27 @@ class CarrierClientTest {
         assertThat(client.cancel("shp_unknown", "cancel-x")).isInstanceOf(UnknownShipment.class);
     }
 
+    /** The carrier answers a key it has seen with what the key did first: not a cancellation of this shipment. */
+    @Test
+    void aCancelAnsweredForAnotherShipmentFails() {
+        UUID orderId = UUID.randomUUID();
+        String first = ((Created) client.create(UUID.randomUUID().toString(), orderId.toString(), ADA)).carrierShipmentId();
+        String second = ((Created) client.create(UUID.randomUUID().toString(), orderId.toString(), ADA)).carrierShipmentId();
+        String cancelKey = "cancel-" + UUID.randomUUID();
+        assertThat(client.cancel(first, cancelKey)).isInstanceOf(Cancelled.class);
+
+        assertThat(client.cancel(second, cancelKey)).isInstanceOfSatisfying(CarrierClient.CancelFailed.class,
+                failed -> assertThat(failed.reason()).contains(first).contains(cancelKey));
+        assertThat(controls.shipmentsOf(orderId)).filteredOn(s -> s.shipmentId().equals(second)).singleElement()
+                .satisfies(s -> assertThat(s.status()).isEqualTo("created"));
+    }
+
     @Test
     void cancelThatTimesOutFails() {
         String carrierId = ((Created) client.create(UUID.randomUUID().toString(), UUID.randomUUID().toString(), ADA))
                 .carrierShipmentId();
         controls.slow(TIMEOUT.toMillis() + 700);
-        var result = client.cancel(carrierId, "cancel-1");
+        var result = client.cancel(carrierId, "cancel-" + UUID.randomUUID());
         controls.slow(0);
         assertThat(result).isInstanceOf(CarrierClient.CancelFailed.class);
     }
