@@ -330,15 +330,7 @@ class ShipmentWorkerTest {
     void aCreateThatLandedUnheardBeforeTheShipmentWentOnHoldIsFoundInTheShipmentReportAndRecorded() throws Exception {
         SagaEvents.Saga saga = events.saga();
         UUID orderId = saga.orderId();
-        UUID shipmentId = UUID.randomUUID();
-        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 3, Instant.now().plusSeconds(3600),
-                null);
-        try (Connection c = dataSource.getConnection(); PreparedStatement hold = c.prepareStatement("""
-                UPDATE shipment SET status = 'ON_HOLD', creation_uncertain = true, next_attempt_at = NULL
-                WHERE id = ?""")) {
-            hold.setObject(1, shipmentId);
-            assertThat(hold.executeUpdate()).isEqualTo(1);
-        }
+        UUID shipmentId = shipmentAs(saga, 3, "status = 'ON_HOLD', creation_uncertain = true, next_attempt_at = NULL");
 
         String carrierId = createdUnheardAtTheCarrier(shipmentId, orderId);
         assertThat(row(orderId).status()).as("no caller recorded it").isEqualTo(ShipmentStatus.ON_HOLD);
@@ -466,15 +458,8 @@ class ShipmentWorkerTest {
     void aParcelOfAShipmentTheCarrierRefusedIsCancelledOnItsOwn() throws Exception {
         SagaEvents.Saga saga = events.saga();
         UUID orderId = saga.orderId();
-        UUID shipmentId = UUID.randomUUID();
-        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 1, Instant.now().plusSeconds(3600),
-                null);
-        try (Connection c = dataSource.getConnection(); PreparedStatement rejected = c.prepareStatement("""
-                UPDATE shipment SET status = 'REJECTED', last_error = 'address undeliverable', next_attempt_at = NULL
-                WHERE id = ?""")) {
-            rejected.setObject(1, shipmentId);
-            assertThat(rejected.executeUpdate()).isEqualTo(1);
-        }
+        UUID shipmentId = shipmentAs(saga, 1, "status = 'REJECTED', last_error = 'address undeliverable', "
+                + "next_attempt_at = NULL");
         String parcel = createdUnheardAtTheCarrier(shipmentId, orderId);
         double unmatchedBefore = counter("saga.shipping.shipments.unmatched");
 
@@ -540,13 +525,8 @@ class ShipmentWorkerTest {
         UUID shipmentId = UUID.randomUUID();
         String correlationId = "shipping-test-" + orderId;
         insertShipment(shipmentId, orderId, correlationId, UUID.randomUUID(), 0, Instant.now().plusSeconds(3600), null);
-        try (Connection c = dataSource.getConnection(); PreparedStatement created = c.prepareStatement("""
-                UPDATE shipment SET status = 'CREATED', carrier_shipment_id = 'shp_recorded', next_attempt_at = NULL
-                WHERE id = ?""")) {
-            // created, as a shipment with a surplus is: no carrier work left for the tests that wait for none
-            created.setObject(1, shipmentId);
-            assertThat(created.executeUpdate()).isEqualTo(1);
-        }
+        // created, as a shipment with a surplus is: no carrier work left for the tests that wait for none
+        alter(shipmentId, "status = 'CREATED', carrier_shipment_id = 'shp_recorded', next_attempt_at = NULL");
         String unknown = "shp_unknown_" + orderId;
         double failuresBefore = meters.find("saga.compensation.failures").tag("step", "surplus-cancel").counter().count();
         try (LogCapture log = LogCapture.of(Surpluses.class)) {
@@ -702,17 +682,35 @@ class ShipmentWorkerTest {
         Instant claim = Instant.now().plusSeconds(3600).truncatedTo(ChronoUnit.MICROS);
         insertShipment(shipmentId, saga.orderId(), saga.correlationId(), UUID.randomUUID(), 1,
                 Instant.now().plusSeconds(3600), null);
-        try (Connection c = dataSource.getConnection(); PreparedStatement cancelling = c.prepareStatement("""
-                UPDATE shipment SET status = 'CANCELLING', cancel_requested = true, creation_uncertain = true,
-                    claimed_until = ?, next_attempt_at = now(), cancel_caused_by_event_id = ?
-                WHERE id = ?""")) {
-            cancelling.setTimestamp(1, Timestamp.from(claim));
-            cancelling.setObject(2, cancellingEventId);
-            cancelling.setObject(3, shipmentId);
-            assertThat(cancelling.executeUpdate()).isEqualTo(1);
-        }
+        alter(shipmentId, """
+                status = 'CANCELLING', cancel_requested = true, creation_uncertain = true, claimed_until = ?,
+                next_attempt_at = now(), cancel_caused_by_event_id = ?""", Timestamp.from(claim), cancellingEventId);
         return new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, saga.orderId(), saga.correlationId(),
                 cancellingEventId, null, null, 1, claim);
+    }
+
+    /**
+     * The saga's shipment, inserted with {@code attempts} failed attempts and no call due, then changed as {@code set}
+     * (an UPDATE's SET list) says; returns its id.
+     */
+    private UUID shipmentAs(SagaEvents.Saga saga, int attempts, String set) throws SQLException {
+        UUID shipmentId = UUID.randomUUID();
+        insertShipment(shipmentId, saga.orderId(), saga.correlationId(), UUID.randomUUID(), attempts,
+                Instant.now().plusSeconds(3600), null);
+        alter(shipmentId, set);
+        return shipmentId;
+    }
+
+    /** Changes a shipment's row as {@code set} (an UPDATE's SET list) says, its {@code ?} bound to {@code values}. */
+    private void alter(UUID shipmentId, String set, Object... values) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement update = c.prepareStatement("UPDATE shipment SET " + set + " WHERE id = ?")) {
+            for (int i = 0; i < values.length; i++) {
+                update.setObject(i + 1, values[i]);
+            }
+            update.setObject(values.length + 1, shipmentId);
+            assertThat(update.executeUpdate()).isEqualTo(1);
+        }
     }
 
     /** The order's OrderCancelling, handled as the consumer hands it over: in its correlation scope, with its claim. */
