@@ -39,14 +39,4 @@ public record CarrierWork(Kind kind, UUID shipmentId, UUID orderId, String corre
     public String createKey() {
         return shipmentId.toString();
     }
-
-    /**
-     * The idempotency key of a cancel call of the carrier shipment: one a parcel, whoever asks (the shipment's
-     * cancellation, or {@link SurplusCancels} for a second parcel), so that asking twice to cancel one parcel is one
-     * cancellation, and a cancellation that goes on to another parcel (a lookup under a key the carrier forgot found
-     * a second one) is not answered with the first.
-     */
-    public static String cancelKey(String carrierShipmentId) {
-        return "cancel-" + carrierShipmentId;
-    }
 }

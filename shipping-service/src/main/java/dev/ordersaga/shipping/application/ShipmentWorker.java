@@ -142,7 +142,7 @@ public class ShipmentWorker {
         }
         LOG.infof("Cancelling shipment %s (%s) of order %s at the carrier (attempt %d)", work.shipmentId(),
                 carrierShipmentId, work.orderId(), work.attempt());
-        CarrierClient.CancelResult result = carrier.cancel(carrierShipmentId, CarrierWork.cancelKey(carrierShipmentId));
+        CarrierClient.CancelResult result = carrier.cancel(carrierShipmentId);
         if (result instanceof CarrierClient.Cancelled) {
             cancelled(work, carrierShipmentId);
         } else if (result instanceof CarrierClient.UnknownShipment) {

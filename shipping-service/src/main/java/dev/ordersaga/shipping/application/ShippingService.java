@@ -276,19 +276,15 @@ public class ShippingService {
         ShipmentRepository.AtCarrier[] other = new ShipmentRepository.AtCarrier[1];
         onShipment(shipmentId, shipment -> {
             ShipmentStatus before = shipment.status();
-            if (shipment.carrierShipmentId() != null) {
+            if (shipment.carrierShipmentId() != null || before == ShipmentStatus.REJECTED) {
                 // the report adopted one create of a call in flight, or the call's answer came after the report's (the
                 // shipment may be cancelled or cancelling by now): the same parcel is known already; another is a
-                // second one, made under a key the carrier forgot
+                // second one, made under a key the carrier forgot. A refused shipment has none: an earlier call went
+                // through unseen and a later one, made anew under the forgotten key, was refused, so the saga is told
+                // the shipment failed and its parcel must go
                 if (!carrierShipmentId.equals(shipment.carrierShipmentId())) {
                     other[0] = atCarrier(shipment);
                 }
-                return List.of();
-            }
-            if (before == ShipmentStatus.REJECTED) {
-                // an earlier call went through unseen, and a later one, made anew under a key the carrier forgot, was
-                // refused: the saga is told the shipment failed, so the parcel must go (a second one, of none recorded)
-                other[0] = atCarrier(shipment);
                 return List.of();
             }
             ShipmentCreated created = shipment.noteCreated(carrierShipmentId, Instant.now());

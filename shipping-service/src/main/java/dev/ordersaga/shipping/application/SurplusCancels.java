@@ -21,7 +21,7 @@ import java.time.Duration;
 
 /**
  * Cancels the second shipments the carrier created under shipments' keys ({@link CarrierReconciliation} finds them in
- * its shipment report; {@link Surpluses} has the rule), under the parcel's cancel key ({@link CarrierWork#cancelKey}),
+ * its shipment report; {@link Surpluses} has the rule), under the parcel's cancel key ({@link CarrierClient#cancel}),
  * the one a cancellation of the shipment that went on to this parcel used, if one did.
  */
 @ApplicationScoped
@@ -71,10 +71,9 @@ public class SurplusCancels {
     }
 
     private Surpluses.Outcome cancel(Surplus shipment) {
-        String key = CarrierWork.cancelKey(shipment.providerRef());
         LOG.infof("Cancelling surplus shipment %s of order %s at the carrier (idempotency key %s)", shipment.providerRef(),
-                shipment.orderId(), key);
-        CarrierClient.CancelResult result = carrier.cancel(shipment.providerRef(), key);
+                shipment.orderId(), CarrierClient.cancelKey(shipment.providerRef()));
+        CarrierClient.CancelResult result = carrier.cancel(shipment.providerRef());
         if (result instanceof CarrierClient.Cancelled) {
             return new Surpluses.Undone("cancelled");
         }

@@ -145,8 +145,22 @@ public class CarrierClient {
         return new LookupFailed("carrier answered " + status + describe(response.body()));
     }
 
-    /** POST /v1/shipments/{carrierShipmentId}/cancel with {@code Idempotency-Key: <idempotencyKey>}. */
-    public CancelResult cancel(String carrierShipmentId, String idempotencyKey) {
+    /**
+     * POST /v1/shipments/{carrierShipmentId}/cancel under the parcel's cancel key ({@link #cancelKey}): one a parcel,
+     * whoever asks (a shipment's cancellation, or the cancel of a second parcel), so that asking twice to cancel one
+     * parcel is one cancellation, and a cancellation that goes on to another parcel under the same create key (a
+     * lookup under a key the carrier forgot found a second one) is not answered with the first.
+     */
+    public CancelResult cancel(String carrierShipmentId) {
+        return cancel(carrierShipmentId, cancelKey(carrierShipmentId));
+    }
+
+    public static String cancelKey(String carrierShipmentId) {
+        return "cancel-" + carrierShipmentId;
+    }
+
+    /** As {@link #cancel(String)}, under any key: a carrier's answer for another shipment is shown with one. */
+    CancelResult cancel(String carrierShipmentId, String idempotencyKey) {
         Answer response;
         try {
             response = http.exchange("POST", "/v1/shipments/" + encode(carrierShipmentId) + "/cancel",

@@ -107,10 +107,10 @@ class CarrierClientTest {
         String key = UUID.randomUUID().toString();
         String carrierId = ((Created) client.create(key, orderId.toString(), ADA)).carrierShipmentId();
 
-        assertThat(client.cancel(carrierId, "cancel-" + key)).isInstanceOf(Cancelled.class);
-        assertThat(client.cancel(carrierId, "cancel-" + key)).isInstanceOf(Cancelled.class);
+        assertThat(client.cancel(carrierId)).isInstanceOf(Cancelled.class);
+        assertThat(client.cancel(carrierId)).isInstanceOf(Cancelled.class);
         assertThat(controls.shipmentsOf(orderId)).singleElement().satisfies(s -> assertThat(s.status()).isEqualTo("cancelled"));
-        assertThat(client.cancel("shp_unknown", "cancel-x")).isInstanceOf(UnknownShipment.class);
+        assertThat(client.cancel("shp_unknown")).isInstanceOf(UnknownShipment.class);
     }
 
     /** The carrier answers a key it has seen with what the key did first: not a cancellation of this shipment. */
@@ -133,7 +133,7 @@ class CarrierClientTest {
         String carrierId = ((Created) client.create(UUID.randomUUID().toString(), UUID.randomUUID().toString(), ADA))
                 .carrierShipmentId();
         controls.slow(TIMEOUT.toMillis() + 700);
-        var result = client.cancel(carrierId, "cancel-" + UUID.randomUUID());
+        var result = client.cancel(carrierId);
         controls.slow(0);
         assertThat(result).isInstanceOf(CarrierClient.CancelFailed.class);
     }
@@ -148,6 +148,6 @@ class CarrierClientTest {
         assertThat(nowhere.create(UUID.randomUUID().toString(), "ref", ADA))
                 .isInstanceOfSatisfying(Unavailable.class, u -> assertThat(u.uncertain()).isFalse());
         assertThat(nowhere.find("key")).isInstanceOf(CarrierClient.LookupFailed.class);
-        assertThat(nowhere.cancel("shp_1", "cancel-1")).isInstanceOf(CarrierClient.CancelFailed.class);
+        assertThat(nowhere.cancel("shp_1")).isInstanceOf(CarrierClient.CancelFailed.class);
     }
 }
