@@ -8,6 +8,7 @@ import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.interceptor.Interceptor;
+import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
 
 import java.security.MessageDigest;
@@ -25,6 +26,9 @@ import java.util.regex.Pattern;
  * role given to a name that has no password, or a digest of another algorithm's length (sha256sum's where sha512sum's
  * belongs) without a word; each only shows as a 401 when someone needs the endpoint, perhaps during an incident.
  * Each person has an account of their own, so that the actions an order's log records name who did them.
+ * Where operators sign in through the company's identity provider, the accounts are optional (any there are still
+ * checked), and the provider must be named with the audience of its tokens: without one, a token the provider issued
+ * for any other application, to someone in the group, would let its holder in.
  */
 @ApplicationScoped
 public class OperatorAccounts {
@@ -33,25 +37,47 @@ public class OperatorAccounts {
     static final String HOW = "Each person who operates the saga needs quarkus.security.users.embedded.users.<name>"
             + " (the digest deploy/operator-account.sh prints) and quarkus.security.users.embedded.roles.<name>="
             + ROLE + ", in a file that QUARKUS_CONFIG_LOCATIONS names (deploy/kubernetes/README.md)";
+    static final String IDENTITY_PROVIDER_ON = "quarkus.oidc.tenant-enabled";
+    static final String HOW_PROVIDER = "Operators who sign in through the identity provider need"
+            + " quarkus.oidc.auth-server-url (its issuer) and quarkus.oidc.token.audience (what it names these services in"
+            + " the tokens it issues for them) (deploy/kubernetes/README.md)";
     private static final Pattern HEX = Pattern.compile("[0-9a-fA-F]+");
 
     // before the relay starts streaming (CdcRelay), so that a service refused here has published nothing
     void check(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 2) StartupEvent event) {
-        MPRealmRuntimeConfig realm = ConfigProvider.getConfig().unwrap(SmallRyeConfig.class)
-                .getConfigMapping(MPRealmRuntimeConfig.class);
-        List<String> problems = problems(realm.plainText(), realm.algorithm(), realm.users(), realm.roles());
+        Config config = ConfigProvider.getConfig();
+        MPRealmRuntimeConfig realm = config.unwrap(SmallRyeConfig.class).getConfigMapping(MPRealmRuntimeConfig.class);
+        IdentityProvider provider = new IdentityProvider(
+                config.getOptionalValue(IDENTITY_PROVIDER_ON, Boolean.class).orElse(false),
+                config.getOptionalValue("quarkus.oidc.auth-server-url", String.class).isPresent()
+                        || config.getOptionalValue("quarkus.oidc.public-key", String.class).isPresent(),
+                config.getOptionalValues("quarkus.oidc.token.audience", String.class).isPresent());
+        List<String> problems = problems(realm.plainText(), realm.algorithm(), realm.users(), realm.roles(), provider);
         if (!problems.isEmpty()) {
-            throw new IllegalStateException("Operator accounts: " + String.join("; ", problems) + ". " + HOW);
+            throw new IllegalStateException("Operator accounts: " + String.join("; ", problems) + ". "
+                    + (provider.on() ? HOW_PROVIDER : HOW));
         }
     }
 
+    /** Whether operators sign in through the identity provider, and whether it is named with its tokens' audience. */
+    record IdentityProvider(boolean on, boolean named, boolean audience) {
+        static final IdentityProvider OFF = new IdentityProvider(false, false, false);
+    }
+
     static List<String> problems(boolean plainText, DigestAlgorithm algorithm, Map<String, String> users,
-                                 Map<String, String> roles) {
+                                 Map<String, String> roles, IdentityProvider provider) {
         List<String> problems = new ArrayList<>();
         List<String> operators = new TreeSet<>(roles.keySet()).stream()
                 .filter(name -> Arrays.stream(roles.get(name).split(",")).map(String::trim).anyMatch(ROLE::equals))
                 .toList();
-        if (operators.stream().noneMatch(users::containsKey)) {
+        if (provider.on()) {
+            if (!provider.named()) {
+                problems.add("the identity provider is on but not named");
+            }
+            if (!provider.audience()) {
+                problems.add("the identity provider's tokens are taken whatever application they were issued for");
+            }
+        } else if (operators.stream().noneMatch(users::containsKey)) {
             problems.add("no account has the role " + ROLE);
         }
         operators.stream().filter(name -> !users.containsKey(name))

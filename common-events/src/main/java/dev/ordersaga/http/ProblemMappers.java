@@ -88,14 +88,14 @@ public class ProblemMappers {
     }
 
     /**
-     * An operator endpoint asked without credentials: basic authentication's challenge, as Quarkus sends it, and a
-     * body that says what is missing. Wrong credentials fail before the resource ({@link RouterProblems}).
+     * An operator endpoint asked without credentials: the challenge of each way in (basic, as Quarkus sends it, and
+     * bearer where the identity provider signs operators in), and a body that says what is missing. Wrong credentials fail before the resource ({@link RouterProblems}).
      */
     @ServerExceptionMapper
     public Response unauthenticated(UnauthorizedException e) {
-        return Response.fromResponse(respond(401, "Unauthorized", RouterProblems.DETAIL, null))
-                .header(HttpHeaders.WWW_AUTHENTICATE, RouterProblems.CHALLENGE)
-                .build();
+        Response.ResponseBuilder response = Response.fromResponse(respond(401, "Unauthorized", RouterProblems.detail(), null));
+        RouterProblems.challenges().forEach(challenge -> response.header(HttpHeaders.WWW_AUTHENTICATE, challenge));
+        return response.build();
     }
 
     @ServerExceptionMapper

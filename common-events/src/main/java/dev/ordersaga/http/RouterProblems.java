@@ -2,6 +2,7 @@ package dev.ordersaga.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quarkus.oidc.OIDCException;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.quarkus.security.AuthenticationFailedException;
 import io.vertx.ext.web.Router;
@@ -10,16 +11,22 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.HttpHeaders;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
  * The errors Quarkus answers before any resource or exception mapper is reached, answered as every other error is:
  * problem+json. Its own answers have no body.
  * <ul>
- *     <li>Wrong operator credentials, with basic authentication's challenge: Quarkus checks credentials as a request
- *     arrives (proactive authentication).</li>
+ *     <li>Wrong operator credentials, with the challenge of the scheme they came in (basic, or a bearer token from the
+ *     identity provider): Quarkus checks credentials as a request arrives (proactive authentication).</li>
+ *     <li>A bearer token that could not be checked because the identity provider is out of reach (its discovery
+ *     document and keys are read at start, or at the next token if it was away then): 503, to be tried again, where
+ *     Quarkus answers 500.</li>
  *     <li>A request body whose declared length is over {@code quarkus.http.limits.max-body-size}: refused before any of
  *     it is read. A chunked one declares none; RESTEasy refuses it once it read past the limit, with its own bare 413,
  *     which no failure handler or exception mapper is given.</li>
@@ -28,9 +35,20 @@ import java.util.Optional;
 @ApplicationScoped
 public class RouterProblems {
 
-    static final String CHALLENGE = "basic";
+    static final String BASIC = "basic";
+    /** RFC 6750's answer to a token that is expired, forged, or not meant for these services. */
+    static final String INVALID_TOKEN = "Bearer error=\"invalid_token\"";
     static final String DETAIL = "operator endpoints take HTTP basic authentication with an operator's credentials";
+    static final String DETAIL_WITH_PROVIDER = "operator endpoints take a bearer token the identity provider issued"
+            + " for these services to a person with the role " + OperatorAccounts.ROLE
+            + ", or HTTP basic authentication with an operator's credentials";
+    static final String TOKEN_REFUSED = "the bearer token was refused: it must be signed by the identity provider,"
+            + " issued for these services, and unexpired";
 
+    static final String PROVIDER_AWAY = "the identity provider that vouches for operators' bearer tokens is out of reach;"
+            + " try again shortly (an operator account, where the service has one, signs in without it)";
+    private static final String PROVIDER_RETRY_AFTER_SECONDS = "10";
+    private static final Logger LOG = Logger.getLogger(RouterProblems.class);
     private static final int TOO_LARGE = 413;
 
     /** Just before Quarkus' own check of a declared length against the limit, which answers with no body. */
@@ -74,10 +92,31 @@ public class RouterProblems {
             return;
         }
         if (context.failure() instanceof AuthenticationFailedException) {
-            answer(context, new Problem("about:blank", "Unauthorized", 401, DETAIL, null), CHALLENGE);
+            String credentials = context.request().getHeader(HttpHeaders.AUTHORIZATION);
+            boolean token = credentials != null && credentials.regionMatches(true, 0, "Bearer ", 0, "Bearer ".length());
+            answer(context, new Problem("about:blank", "Unauthorized", 401, token ? TOKEN_REFUSED : detail(), null),
+                    token ? INVALID_TOKEN : BASIC);
+        } else if (context.failure() instanceof OIDCException unreachable) {
+            LOG.warnf("An operator's bearer token could not be checked: %s", unreachable.getMessage());
+            context.response().putHeader(HttpHeaders.RETRY_AFTER, PROVIDER_RETRY_AFTER_SECONDS);
+            answer(context, new Problem("about:blank", "Identity provider unavailable", 503, PROVIDER_AWAY, null), null);
         } else {
             context.next();
         }
+    }
+
+    /** The schemes a request without credentials is told it may use: basic, and bearer where a provider signs in. */
+    static List<String> challenges() {
+        return signInByIdentityProvider() ? List.of("Bearer", BASIC) : List.of(BASIC);
+    }
+
+    static String detail() {
+        return signInByIdentityProvider() ? DETAIL_WITH_PROVIDER : DETAIL;
+    }
+
+    static boolean signInByIdentityProvider() {
+        return ConfigProvider.getConfig().getOptionalValue(OperatorAccounts.IDENTITY_PROVIDER_ON, Boolean.class)
+                .orElse(false);
     }
 
     private void answer(RoutingContext context, Problem problem, String challenge) {

@@ -8,6 +8,7 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.Map;
 
+import static dev.ordersaga.http.OperatorAccounts.IdentityProvider.OFF;
 import static io.quarkus.elytron.security.properties.runtime.DigestAlgorithm.DIGEST_SHA_512;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -18,16 +19,16 @@ class OperatorAccountsTest {
     @Test
     void accountsWithDigestsAndTheRoleAreAccepted() {
         assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of("alice", ALICE, "viewer", ALICE),
-                Map.of("alice", "auditor, operator", "viewer", "auditor"))).isEmpty();
+                Map.of("alice", "auditor, operator", "viewer", "auditor"), OFF)).isEmpty();
     }
 
     @Test
     void aServiceNobodyCanOperateIsRefused() {
-        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of()))
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(), OFF))
                 .containsExactly("no account has the role operator");
         // an account without the role is no operator, a role without a password no account
         assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of("viewer", ALICE),
-                Map.of("viewer", "auditor", "alice", "operator")))
+                Map.of("viewer", "auditor", "alice", "operator"), OFF))
                 .containsExactly("no account has the role operator", "alice has the role operator but no password");
     }
 
@@ -35,14 +36,35 @@ class OperatorAccountsTest {
     void aPasswordWhereItsDigestBelongsIsRefusedNamingTheAccountNotThePassword() {
         assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512,
                 Map.of("alice", ALICE, "bob", "hunter2", "carol", ALICE.toUpperCase(), "dave", ALICE.substring(2)),
-                Map.of("alice", "operator", "bob", "operator", "carol", "operator", "dave", "operator")))
+                Map.of("alice", "operator", "bob", "operator", "carol", "operator", "dave", "operator"), OFF))
                 .containsExactly(
                         "the password of bob is not a digest-sha-512 digest (128 hexadecimal digits): a password is never kept as it is",
                         "the password of dave is not a digest-sha-512 digest (128 hexadecimal digits): a password is never kept as it is")
                 .noneMatch(problem -> problem.contains("hunter2"));
         // a realm told to keep passwords as they are (not this project's configuration) is not second-guessed
-        assertThat(OperatorAccounts.problems(true, DIGEST_SHA_512, Map.of("bob", "hunter2"), Map.of("bob", "operator")))
+        assertThat(OperatorAccounts.problems(true, DIGEST_SHA_512, Map.of("bob", "hunter2"), Map.of("bob", "operator"), OFF))
                 .isEmpty();
+    }
+
+    @Test
+    void withTheIdentityProviderAccountsAreOptionalButStillChecked() {
+        OperatorAccounts.IdentityProvider provider = new OperatorAccounts.IdentityProvider(true, true, true);
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(), provider)).isEmpty();
+        // a break-glass account beside the provider is held to the same rules
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of("bob", "hunter2"),
+                Map.of("bob", "operator", "alice", "operator"), provider))
+                .containsExactly("alice has the role operator but no password",
+                        "the password of bob is not a digest-sha-512 digest (128 hexadecimal digits): a password is never kept as it is");
+    }
+
+    @Test
+    void anIdentityProviderWithoutItsNameOrTheServicesAudienceIsRefused() {
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of("alice", ALICE), Map.of("alice", "operator"),
+                new OperatorAccounts.IdentityProvider(true, true, false)))
+                .containsExactly("the identity provider's tokens are taken whatever application they were issued for");
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(),
+                new OperatorAccounts.IdentityProvider(true, false, true)))
+                .containsExactly("the identity provider is on but not named");
     }
 
     @Test

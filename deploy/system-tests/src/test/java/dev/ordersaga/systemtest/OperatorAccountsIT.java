@@ -1,19 +1,24 @@
 package dev.ordersaga.systemtest;
 
+import dev.ordersaga.testing.IdentityProviderStandIn;
 import org.junit.jupiter.api.Test;
 
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
 
 /**
  * Operators have an account each, read by the packaged service from a file of digests that QUARKUS_CONFIG_LOCATIONS
  * names, as on Kubernetes (the Secret order-saga-operators), and made by the script operators use: each person's
  * password lets that person in, and nobody else; and a service no person could operate, or whose file holds a
- * password where its digest belongs, does not start.
+ * password where its digest belongs, does not start. Where operators sign in through the company's identity provider
+ * instead, a service starts without accounts, but not without the audience the provider's tokens must name.
  */
 class OperatorAccountsIT {
 
@@ -43,10 +48,8 @@ class OperatorAccountsIT {
 
     @Test
     void aServiceNobodyCouldOperateDoesNotStart() throws Exception {
-        Path none = Path.of("target", "operator-accounts-none.properties");
-        Files.writeString(none, "# no account\n");
         ServiceProcess.assertRefusesToStart("order-service", "operator-accounts-none", PORT, Map.of(),
-                Map.of("QUARKUS_CONFIG_LOCATIONS", none.toAbsolutePath().toString()),
+                Map.of("QUARKUS_CONFIG_LOCATIONS", noAccounts().toAbsolutePath().toString()),
                 "Operator accounts: no account has the role operator");
     }
 
@@ -73,6 +76,78 @@ class OperatorAccountsIT {
         ServiceProcess.assertRefusesToStart("order-service", "operator-accounts-sha256", PORT, Map.of(),
                 Map.of("QUARKUS_CONFIG_LOCATIONS", sha256.toAbsolutePath().toString()),
                 "the password of alice is not a digest-sha-512 digest (128 hexadecimal digits)");
+    }
+
+    @Test
+    void aServiceWhoseOperatorsSignInThroughTheIdentityProviderNeedsNoAccounts() throws Exception {
+        IdentityProviderStandIn provider = IdentityProviderStandIn.shared();
+        Map<String, String> environment = new HashMap<>(withProvider(provider));
+        environment.put("QUARKUS_CONFIG_LOCATIONS", noAccounts().toAbsolutePath().toString());
+        try (ServiceProcess order = ServiceProcess.start("order-service", "operator-sign-in", PORT, Map.of(), environment)) {
+            order.awaitReady();
+            assertThat(given().baseUri(order.baseUrl()).auth().oauth2(provider.tokenFor("carol", "operator"))
+                    .get("/operator/orders?waiting=true").statusCode()).isEqualTo(200);
+            assertThat(given().baseUri(order.baseUrl()).auth().oauth2(provider.tokenFor("dave", "staff"))
+                    .get("/operator/orders?waiting=true").statusCode()).as("not in the group").isEqualTo(403);
+            assertThat(given().baseUri(order.baseUrl()).auth().oauth2(provider.forge(provider.claimsFor("carol", "operator")))
+                    .get("/operator/orders?waiting=true").statusCode()).as("forged").isEqualTo(401);
+            assertThat(status(order, "operator", ServiceProcess.OPERATOR_PASSWORD)).as("no basic account").isEqualTo(401);
+        }
+    }
+
+    /**
+     * An outage of the identity provider takes no service down: tokens are asked to come back, the basic accounts do
+     * not wait, and once the provider is back its tokens are taken without a restart.
+     */
+    @Test
+    void aServiceStartsWhileTheIdentityProviderIsAwayAndTakesItsTokensOnceItIsBack() throws Exception {
+        int nothingListens;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            nothingListens = socket.getLocalPort();
+        }
+        Path accounts = ServiceProcess.operatorAccounts("operator-accounts-away.properties",
+                Map.of("alice", "correct horse battery staple"));
+        Map<String, String> environment = new HashMap<>(withProvider(IdentityProviderStandIn.shared()));
+        environment.put("QUARKUS_OIDC_AUTH_SERVER_URL", "http://127.0.0.1:" + nothingListens);
+        environment.put("QUARKUS_CONFIG_LOCATIONS", accounts.toAbsolutePath().toString());
+        try (ServiceProcess order = ServiceProcess.start("order-service", "operator-sign-in-away", PORT, Map.of(), environment)) {
+            order.awaitReady();
+            given().baseUri(order.baseUrl()).auth().oauth2(IdentityProviderStandIn.shared().tokenFor("carol", "operator"))
+                    .get("/operator/orders?waiting=true")
+                    .then().statusCode(503)
+                    .header("Retry-After", "10")
+                    .contentType("application/problem+json")
+                    .body("title", equalTo("Identity provider unavailable"));
+            assertThat(status(order, "alice", "correct horse battery staple")).as("the break-glass account").isEqualTo(200);
+
+            try (IdentityProviderStandIn back = IdentityProviderStandIn.startOn(nothingListens)) {
+                given().baseUri(order.baseUrl()).auth().oauth2(back.tokenFor("carol", "operator"))
+                        .get("/operator/orders?waiting=true").then().statusCode(200);
+            }
+        }
+    }
+
+    @Test
+    void anIdentityProviderWhoseTokensNeedNotNameTheseServicesStopsTheStart() throws Exception {
+        Map<String, String> environment = new HashMap<>(withProvider(IdentityProviderStandIn.shared()));
+        environment.remove("QUARKUS_OIDC_TOKEN_AUDIENCE");
+        environment.put("QUARKUS_CONFIG_LOCATIONS", noAccounts().toAbsolutePath().toString());
+        ServiceProcess.assertRefusesToStart("order-service", "operator-sign-in-any-audience", PORT, Map.of(), environment,
+                "the identity provider's tokens are taken whatever application they were issued for");
+    }
+
+    /** The provider's settings as a deployment's environment gives them (deploy/kubernetes/README.md). */
+    private static Map<String, String> withProvider(IdentityProviderStandIn provider) {
+        return Map.of(
+                "QUARKUS_OIDC_TENANT_ENABLED", "true",
+                "QUARKUS_OIDC_AUTH_SERVER_URL", provider.issuer(),
+                "QUARKUS_OIDC_TOKEN_AUDIENCE", IdentityProviderStandIn.AUDIENCE);
+    }
+
+    private static Path noAccounts() throws Exception {
+        Path none = Path.of("target", "operator-accounts-none.properties");
+        Files.writeString(none, "# no account\n");
+        return none;
     }
 
     private static int status(ServiceProcess service, String name, String password) {

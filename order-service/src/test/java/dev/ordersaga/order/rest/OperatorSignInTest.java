@@ -1,0 +1,105 @@
+package dev.ordersaga.order.rest;
+
+import dev.ordersaga.testing.IdentityProviderStandIn;
+import dev.ordersaga.testing.IdentityProviderTestResource;
+import dev.ordersaga.testing.Orders;
+import dev.ordersaga.testing.StackTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.response.ValidatableResponse;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsInAnyOrder;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+
+/**
+ * Operators signed in through the company's identity provider: a bearer token it issued for these services, checked
+ * against the keys it publishes, lets a person of the group operator in under the token's name. The in-process
+ * tests' basic account stays usable beside it, as a break-glass account would.
+ */
+@QuarkusTest
+@WithTestResource(StackTestResource.class)
+@WithTestResource(IdentityProviderTestResource.class)
+class OperatorSignInTest {
+
+    private final IdentityProviderStandIn provider = IdentityProviderStandIn.shared();
+
+    @Test
+    void aPersonTheProviderPutInTheOperatorGroupActsUnderTheTokensName() {
+        String orderId = place();
+        given().auth().oauth2(provider.tokenFor("carol", "staff", "operator")).contentType(ContentType.JSON)
+                .body("{\"reason\": \"customer called\"}")
+                .post("/operator/orders/{id}/cancel", orderId)
+                .then().statusCode(202).body("status", equalTo("COMPENSATING"));
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", orderId)
+                .then().statusCode(200)
+                .body("action", equalTo(List.of("cancel")))
+                .body("operator", equalTo(List.of("carol")));
+    }
+
+    @Test
+    void aPersonOutsideTheOperatorGroupIsForbidden() {
+        String orderId = place();
+        given().auth().oauth2(provider.tokenFor("dave", "staff")).contentType(ContentType.JSON).body("{}")
+                .post("/operator/orders/{id}/cancel", orderId)
+                .then().statusCode(403).contentType("application/problem+json");
+        given().get("/orders/{id}", orderId).then().body("status", equalTo("PENDING"));
+    }
+
+    @Test
+    void aTokenForgedExpiredOrIssuedForAnotherApplicationOrByAnotherIssuerIsRefused() {
+        String orderId = place();
+        Map<String, Object> expired = provider.claimsFor("carol", "operator");
+        expired.put("iat", Instant.now().minusSeconds(3600).getEpochSecond());
+        expired.put("exp", Instant.now().minusSeconds(600).getEpochSecond());
+        Map<String, Object> otherApplication = provider.claimsFor("carol", "operator");
+        otherApplication.put("aud", "the-wiki");
+        Map<String, Object> otherIssuer = provider.claimsFor("carol", "operator");
+        otherIssuer.put("iss", "https://idp.example.org");
+        for (String token : List.of(provider.forge(provider.claimsFor("carol", "operator")), provider.sign(expired),
+                provider.sign(otherApplication), provider.sign(otherIssuer), "not-a-token")) {
+            given().auth().oauth2(token).post("/operator/orders/{id}/cancel", orderId)
+                    .then().statusCode(401)
+                    .header("WWW-Authenticate", equalTo("Bearer error=\"invalid_token\""))
+                    .contentType("application/problem+json")
+                    .body("title", equalTo("Unauthorized"))
+                    .body("detail", containsString("bearer token was refused"));
+        }
+        given().get("/orders/{id}", orderId).then().body("status", equalTo("PENDING"));
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", orderId)
+                .then().body("action", equalTo(List.of()));
+    }
+
+    @Test
+    void aRequestWithoutCredentialsIsToldBothWaysIn() {
+        ValidatableResponse refused = given().get("/operator/orders?waiting=true").then().statusCode(401)
+                .contentType("application/problem+json")
+                .body("detail", containsString("bearer token"))
+                .body("detail", containsString("basic authentication"));
+        org.hamcrest.MatcherAssert.assertThat(refused.extract().headers().getValues("WWW-Authenticate"),
+                containsInAnyOrder("Bearer", "basic"));
+    }
+
+    @Test
+    void theBasicAccountStillWorksBesideTheProvider() {
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true")
+                .then().statusCode(200);
+        given().auth().preemptive().basic("operator", "wrong").get("/operator/orders?waiting=true")
+                .then().statusCode(401).header("WWW-Authenticate", equalTo("basic"));
+    }
+
+    private static String place() {
+        return given().contentType(ContentType.JSON).header("X-Correlation-Id", "sign-in-" + UUID.randomUUID())
+                .body(Orders.requestJson())
+                .post("/orders")
+                .then().statusCode(201).extract().path("orderId");
+    }
+}
