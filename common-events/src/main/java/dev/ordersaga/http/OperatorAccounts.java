@@ -27,8 +27,8 @@ import java.util.regex.Pattern;
  * belongs) without a word; each only shows as a 401 when someone needs the endpoint, perhaps during an incident.
  * Each person has an account of their own, so that the actions an order's log records name who did them.
  * Where operators sign in through the company's identity provider, the accounts are optional (any there are still
- * checked), and the provider must be named with the audience of its tokens: without one, a token the provider issued
- * for any other application, to someone in the group, would let its holder in.
+ * checked), and the provider must be named with the audience of its tokens: without one (or with Quarkus' "any"), a
+ * token the provider issued for any other application, to someone in the group, would let its holder in.
  */
 @ApplicationScoped
 public class OperatorAccounts {
@@ -51,7 +51,8 @@ public class OperatorAccounts {
                 config.getOptionalValue(IDENTITY_PROVIDER_ON, Boolean.class).orElse(false),
                 config.getOptionalValue("quarkus.oidc.auth-server-url", String.class).isPresent()
                         || config.getOptionalValue("quarkus.oidc.public-key", String.class).isPresent(),
-                config.getOptionalValues("quarkus.oidc.token.audience", String.class).isPresent());
+                checked(config.getOptionalValues("quarkus.oidc.token.audience", String.class).orElse(List.of())),
+                checked(config.getOptionalValues("quarkus.oidc.token.issuer", String.class).orElse(List.of("discovered"))));
         List<String> problems = problems(realm.plainText(), realm.algorithm(), realm.users(), realm.roles(), provider);
         if (!problems.isEmpty()) {
             throw new IllegalStateException("Operator accounts: " + String.join("; ", problems) + ". "
@@ -59,9 +60,17 @@ public class OperatorAccounts {
         }
     }
 
-    /** Whether operators sign in through the identity provider, and whether it is named with its tokens' audience. */
-    record IdentityProvider(boolean on, boolean named, boolean audience) {
-        static final IdentityProvider OFF = new IdentityProvider(false, false, false);
+    /**
+     * Whether operators sign in through the identity provider, whether it is named, and whether its tokens' audience and
+     * issuer are checked.
+     */
+    record IdentityProvider(boolean on, boolean named, boolean audience, boolean issuer) {
+        static final IdentityProvider OFF = new IdentityProvider(false, false, false, true);
+    }
+
+    /** Quarkus checks a claim against configured values unless there are none, or the one value is "any". */
+    static boolean checked(List<String> values) {
+        return !values.isEmpty() && values.stream().noneMatch(value -> value.isBlank() || value.trim().equals("any"));
     }
 
     static List<String> problems(boolean plainText, DigestAlgorithm algorithm, Map<String, String> users,
@@ -76,6 +85,9 @@ public class OperatorAccounts {
             }
             if (!provider.audience()) {
                 problems.add("the identity provider's tokens are taken whatever application they were issued for");
+            }
+            if (!provider.issuer()) {
+                problems.add("tokens are taken whoever issued them");
             }
         } else if (operators.stream().noneMatch(users::containsKey)) {
             problems.add("no account has the role " + ROLE);

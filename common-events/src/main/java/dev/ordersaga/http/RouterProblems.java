@@ -15,6 +15,9 @@ import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import java.util.List;
 import java.util.Optional;
 
@@ -96,13 +99,29 @@ public class RouterProblems {
             boolean token = credentials != null && credentials.regionMatches(true, 0, "Bearer ", 0, "Bearer ".length());
             answer(context, new Problem("about:blank", "Unauthorized", 401, token ? TOKEN_REFUSED : detail(), null),
                     token ? INVALID_TOKEN : BASIC);
-        } else if (context.failure() instanceof OIDCException unreachable) {
-            LOG.warnf("An operator's bearer token could not be checked: %s", unreachable.getMessage());
+        } else if (context.failure() instanceof OIDCException failure && providerOutOfReach(failure)) {
+            LOG.warnf("An operator's bearer token could not be checked: %s", failure.getMessage());
             context.response().putHeader(HttpHeaders.RETRY_AFTER, PROVIDER_RETRY_AFTER_SECONDS);
             answer(context, new Problem("about:blank", "Identity provider unavailable", 503, PROVIDER_AWAY, null), null);
         } else {
             context.next();
         }
+    }
+
+    /**
+     * Whether the provider could not be reached, which passes; not a configuration Quarkus refused, which does not and
+     * is left to Quarkus' own 500. Quarkus says so in its message ("OIDC Server is not available") and, where the
+     * connection failed, with the socket's exception as a cause.
+     */
+    static boolean providerOutOfReach(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof SocketException || cause instanceof UnknownHostException
+                    || cause instanceof SocketTimeoutException
+                    || (cause.getMessage() != null && cause.getMessage().contains("Server is not available"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The schemes a request without credentials is told it may use: basic, and bearer where a provider signs in. */

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 
 import static dev.ordersaga.http.OperatorAccounts.IdentityProvider.OFF;
@@ -48,7 +49,7 @@ class OperatorAccountsTest {
 
     @Test
     void withTheIdentityProviderAccountsAreOptionalButStillChecked() {
-        OperatorAccounts.IdentityProvider provider = new OperatorAccounts.IdentityProvider(true, true, true);
+        OperatorAccounts.IdentityProvider provider = new OperatorAccounts.IdentityProvider(true, true, true, true);
         assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(), provider)).isEmpty();
         // a break-glass account beside the provider is held to the same rules
         assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of("bob", "hunter2"),
@@ -60,11 +61,23 @@ class OperatorAccountsTest {
     @Test
     void anIdentityProviderWithoutItsNameOrTheServicesAudienceIsRefused() {
         assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of("alice", ALICE), Map.of("alice", "operator"),
-                new OperatorAccounts.IdentityProvider(true, true, false)))
+                new OperatorAccounts.IdentityProvider(true, true, false, true)))
                 .containsExactly("the identity provider's tokens are taken whatever application they were issued for");
         assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(),
-                new OperatorAccounts.IdentityProvider(true, false, true)))
+                new OperatorAccounts.IdentityProvider(true, false, true, true)))
                 .containsExactly("the identity provider is on but not named");
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(),
+                new OperatorAccounts.IdentityProvider(true, true, true, false)))
+                .containsExactly("tokens are taken whoever issued them");
+    }
+
+    @Test
+    void quarkusAnyTurnsACheckOffAndSoCountsAsNone() {
+        assertThat(OperatorAccounts.checked(List.of("order-saga"))).isTrue();
+        assertThat(OperatorAccounts.checked(List.of("order-saga", "order-saga-staging"))).isTrue();
+        assertThat(OperatorAccounts.checked(List.of())).isFalse();
+        assertThat(OperatorAccounts.checked(List.of("any"))).isFalse();
+        assertThat(OperatorAccounts.checked(List.of(" "))).isFalse();
     }
 
     @Test

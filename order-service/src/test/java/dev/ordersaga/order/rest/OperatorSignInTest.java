@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -43,6 +44,33 @@ class OperatorSignInTest {
                 .then().statusCode(200)
                 .body("action", equalTo(List.of("cancel")))
                 .body("operator", equalTo(List.of("carol")));
+    }
+
+    /** Where the roles come from: groups; without any, Keycloak's realm roles; a group of another name, mapped. */
+    @Test
+    void theRoleIsReadFromTheGroupsOrKeycloaksRealmRolesOrAGroupMappedToIt() {
+        Map<String, Object> realmRole = provider.claimsFor("erin");
+        realmRole.remove("groups");
+        realmRole.put("realm_access", Map.of("roles", List.of("operator")));
+        assertThat(cancelStatus(provider.sign(realmRole))).as("a realm role, no groups").isEqualTo(202);
+        assertThat(cancelStatus(provider.tokenFor("frank", IdentityProviderTestResource.MAPPED_GROUP)))
+                .as("a group mapped to the role").isEqualTo(202);
+        // groups, where the token has any, are the roles: a realm role beside them is not read
+        Map<String, Object> both = provider.claimsFor("grace", "staff");
+        both.put("realm_access", Map.of("roles", List.of("operator")));
+        assertThat(cancelStatus(provider.sign(both))).isEqualTo(403);
+    }
+
+    /** The name an action is logged under: upn before preferred_username before sub, as Quarkus reads them. */
+    @Test
+    void anActionIsLoggedUnderTheTokensUpnFirst() {
+        String orderId = place();
+        Map<String, Object> claims = provider.claimsFor("heidi", "operator");
+        claims.put("upn", "heidi@staff.example");
+        given().auth().oauth2(provider.sign(claims)).contentType(ContentType.JSON).body("{}")
+                .post("/operator/orders/{id}/cancel", orderId).then().statusCode(202);
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", orderId)
+                .then().body("operator", equalTo(List.of("heidi@staff.example")));
     }
 
     @Test
@@ -94,6 +122,11 @@ class OperatorSignInTest {
                 .then().statusCode(200);
         given().auth().preemptive().basic("operator", "wrong").get("/operator/orders?waiting=true")
                 .then().statusCode(401).header("WWW-Authenticate", equalTo("basic"));
+    }
+
+    private static int cancelStatus(String token) {
+        return given().auth().oauth2(token).contentType(ContentType.JSON).body("{}")
+                .post("/operator/orders/{id}/cancel", place()).statusCode();
     }
 
     private static String place() {
