@@ -10,8 +10,9 @@
 # many thousand orders (a third of a core after 12000 on a fast machine; on a slow one quiet only after 46000, and
 # measured after 20000 that machine read 44 sagas/s where it reads 77 quiet); measured before it is done, a run
 # measures the compiler. The summary reports the compilers' CPU in every phase (jitCompilerCpuSeconds).
-# SAGA_JVM_OPTIONS overrides the services' JVM options (e.g. "-Xmx512m -XX:TieredStopAtLevel=1" for C1 only,
-# which warms up within a few thousand orders and runs slower).
+# The services' collector is their images' (GC_CONTAINER_OPTIONS in each Dockerfile.jvm: the serial collector;
+# ServiceImagesTest keeps the two the same). SAGA_JVM_OPTIONS overrides the services' JVM options (e.g.
+# "-Xmx512m -XX:TieredStopAtLevel=1" for C1 only, which warms up within a few thousand orders and runs slower).
 #
 # Usage: deploy/bench.sh [saturation orders (default 2000)] [open-loop seconds (default 60)] [most warm-up orders (default 60000)]
 # PostgreSQL is left durable afterwards; deploy/stack.sh up (without PG_DURABLE) makes it fast for tests again.
@@ -25,5 +26,5 @@ PG_DURABLE=1 deploy/stack.sh up
   -Dit.test=BenchmarkIT -Dsaga.bench.warmup-orders="${3:-60000}" \
   -Dsaga.bench.warmup-round=2000 -Dsaga.bench.warmup-quiet-cores=0.1 -Dsaga.bench.saturation-orders="${1:-2000}" \
   -Dsaga.bench.concurrency=64 -Dsaga.bench.open-loop-warmup-seconds=15 -Dsaga.bench.open-loop-warmup-max-seconds=300 -Dsaga.bench.open-loop-seconds="${2:-60}" -Dsaga.bench.pgbench-seconds=30 -Dsaga.bench.require-durable=true \
-  "-Dsaga.service.jvm-options=${SAGA_JVM_OPTIONS:--Xmx512m}"
+  "-Dsaga.service.jvm-options=${SAGA_JVM_OPTIONS:--Xmx512m -XX:+UseSerialGC}"
 cat deploy/system-tests/target/benchmark/summary.txt

@@ -109,7 +109,7 @@ printf %s "${OPERATOR_PASSWORD:-operator}" | deploy/operator-account.sh operator
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   DB_PASSWORD="${name%-service}_svc" QUARKUS_CONFIG_LOCATIONS="$RUN_DIR/operators.properties" \
-    java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" -Dquarkus.management.host=127.0.0.1 \
+    java -Xmx384m -XX:+UseSerialGC -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" -Dquarkus.management.host=127.0.0.1 \
     -jar "$name/target/quarkus-app/quarkus-run.jar" > "$RUN_DIR/$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name")
   echo "started $name (pid $!) on 127.0.0.1:$port, log: .stack/run/$name.log"
