@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * An OpenID Connect provider as the services meet one: its discovery document and its signing keys (JWKS) over HTTP,
@@ -43,8 +44,14 @@ public final class IdentityProviderStandIn implements AutoCloseable {
 
     private final ObjectMapper json = new ObjectMapper();
     private final HttpServer server;
-    private final KeyPair keys = rsa();
-    private final String keyId = UUID.randomUUID().toString();
+    /** The keys it publishes, the one it signs with last: a rotation adds one, as providers do for a while. */
+    private final List<SigningKey> keys = new CopyOnWriteArrayList<>(List.of(SigningKey.create()));
+
+    private record SigningKey(String id, KeyPair pair) {
+        static SigningKey create() {
+            return new SigningKey(UUID.randomUUID().toString(), rsa());
+        }
+    }
 
     private IdentityProviderStandIn(int port) {
         try {
@@ -56,7 +63,8 @@ public final class IdentityProviderStandIn implements AutoCloseable {
                 "issuer", issuer(),
                 "jwks_uri", issuer() + "/jwks",
                 "id_token_signing_alg_values_supported", List.of("RS256"))));
-        server.createContext("/jwks", exchange -> answer(exchange, Map.of("keys", List.of(jwk()))));
+        server.createContext("/jwks", exchange -> answer(exchange,
+                Map.of("keys", keys.stream().map(IdentityProviderStandIn::jwk).toList())));
         server.start();
     }
 
@@ -88,7 +96,7 @@ public final class IdentityProviderStandIn implements AutoCloseable {
 
     /** A token for a person in the given groups, as the provider issues one for these services. */
     public String tokenFor(String name, String... groups) {
-        return sign(claimsFor(name, groups), keys.getPrivate());
+        return sign(claimsFor(name, groups));
     }
 
     /** The claims of {@link #tokenFor}, to be changed by a case before it {@link #sign}s them. */
@@ -107,15 +115,25 @@ public final class IdentityProviderStandIn implements AutoCloseable {
 
     /** Claims signed with this provider's published key. */
     public String sign(Map<String, Object> claims) {
-        return sign(claims, keys.getPrivate());
+        SigningKey current = current();
+        return sign(claims, current.id(), current.pair().getPrivate());
     }
 
     /** Claims signed with a key the provider never published, under the published key's id: a forgery. */
     public String forge(Map<String, Object> claims) {
-        return sign(claims, rsa().getPrivate());
+        return sign(claims, current().id(), rsa().getPrivate());
     }
 
-    private String sign(Map<String, Object> claims, PrivateKey key) {
+    /** Starts signing with a new key, published beside the old ones: a key rotation. */
+    public void rotateKeys() {
+        keys.add(SigningKey.create());
+    }
+
+    private SigningKey current() {
+        return keys.get(keys.size() - 1);
+    }
+
+    private String sign(Map<String, Object> claims, String keyId, PrivateKey key) {
         try {
             String header = URL.encodeToString(json.writeValueAsBytes(Map.of("alg", "RS256", "typ", "JWT", "kid", keyId)));
             String body = URL.encodeToString(json.writeValueAsBytes(claims));
@@ -128,9 +146,9 @@ public final class IdentityProviderStandIn implements AutoCloseable {
         }
     }
 
-    private Map<String, String> jwk() {
-        RSAPublicKey key = (RSAPublicKey) keys.getPublic();
-        return Map.of("kty", "RSA", "use", "sig", "alg", "RS256", "kid", keyId,
+    private static Map<String, String> jwk(SigningKey signing) {
+        RSAPublicKey key = (RSAPublicKey) signing.pair().getPublic();
+        return Map.of("kty", "RSA", "use", "sig", "alg", "RS256", "kid", signing.id(),
                 "n", unsigned(key.getModulus()), "e", unsigned(key.getPublicExponent()));
     }
 

@@ -79,6 +79,15 @@ class OperatorSignInTest {
                 .then().body("operator", equalTo(List.of("heidi@staff.example")));
     }
 
+    /** A provider rolls its signing key over: a token under the new key is taken without a restart, one under the old too. */
+    @Test
+    void aTokenSignedWithTheProvidersNextKeyIsTakenWithoutARestart() {
+        String underTheOldKey = provider.tokenFor("ivan", "operator");
+        provider.rotateKeys();
+        assertThat(cancelStatus(provider.tokenFor("judy", "operator"))).as("the new key").isEqualTo(202);
+        assertThat(cancelStatus(underTheOldKey)).as("the old key, still published").isEqualTo(202);
+    }
+
     @Test
     void aPersonOutsideTheOperatorGroupIsForbidden() {
         String orderId = place();
