@@ -37,7 +37,7 @@ public class OperatorAccounts {
     static final String HOW = "Each person who operates the saga needs quarkus.security.users.embedded.users.<name>"
             + " (the digest deploy/operator-account.sh prints) and quarkus.security.users.embedded.roles.<name>="
             + ROLE + ", in a file that QUARKUS_CONFIG_LOCATIONS names (deploy/kubernetes/README.md)";
-    static final String IDENTITY_PROVIDER_ON = "quarkus.oidc.tenant-enabled";
+    private static final String IDENTITY_PROVIDER_ON = "quarkus.oidc.tenant-enabled";
     static final String HOW_PROVIDER = "Operators who sign in through the identity provider need"
             + " quarkus.oidc.auth-server-url (its issuer) and quarkus.oidc.token.audience (what it names these services in"
             + " the tokens it issues for them) (deploy/kubernetes/README.md)";
@@ -48,7 +48,7 @@ public class OperatorAccounts {
         Config config = ConfigProvider.getConfig();
         MPRealmRuntimeConfig realm = config.unwrap(SmallRyeConfig.class).getConfigMapping(MPRealmRuntimeConfig.class);
         IdentityProvider provider = new IdentityProvider(
-                config.getOptionalValue(IDENTITY_PROVIDER_ON, Boolean.class).orElse(false),
+                signInByIdentityProvider(config),
                 config.getOptionalValue("quarkus.oidc.auth-server-url", String.class).isPresent()
                         || config.getOptionalValue("quarkus.oidc.public-key", String.class).isPresent(),
                 checked(config.getOptionalValues("quarkus.oidc.token.audience", String.class).orElse(List.of())),
@@ -66,6 +66,10 @@ public class OperatorAccounts {
      */
     record IdentityProvider(boolean on, boolean named, boolean audience, boolean issuer) {
         static final IdentityProvider OFF = new IdentityProvider(false, false, false, true);
+    }
+
+    static boolean signInByIdentityProvider(Config config) {
+        return config.getOptionalValue(IDENTITY_PROVIDER_ON, Boolean.class).orElse(false);
     }
 
     /** Quarkus checks a claim against configured values unless there are none, or the one value is "any". */

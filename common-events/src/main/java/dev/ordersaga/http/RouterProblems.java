@@ -126,16 +126,12 @@ public class RouterProblems {
 
     /** The schemes a request without credentials is told it may use: basic, and bearer where a provider signs in. */
     static List<String> challenges() {
-        return signInByIdentityProvider() ? List.of("Bearer", BASIC) : List.of(BASIC);
+        return OperatorAccounts.signInByIdentityProvider(ConfigProvider.getConfig())
+                ? List.of("Bearer", BASIC) : List.of(BASIC);
     }
 
     static String detail() {
-        return signInByIdentityProvider() ? DETAIL_WITH_PROVIDER : DETAIL;
-    }
-
-    static boolean signInByIdentityProvider() {
-        return ConfigProvider.getConfig().getOptionalValue(OperatorAccounts.IDENTITY_PROVIDER_ON, Boolean.class)
-                .orElse(false);
+        return OperatorAccounts.signInByIdentityProvider(ConfigProvider.getConfig()) ? DETAIL_WITH_PROVIDER : DETAIL;
     }
 
     private void answer(RoutingContext context, Problem problem, String challenge) {

@@ -86,7 +86,7 @@ public final class IdentityProviderStandIn implements AutoCloseable {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
-    /** The configuration that points a service at this provider, as a deployment's environment would. */
+    /** The configuration that points a service at this provider, as a deployment's operators' file does. */
     public Map<String, String> serviceConfiguration() {
         return Map.of(
                 "quarkus.oidc.tenant-enabled", "true",

@@ -3,9 +3,11 @@ package dev.ordersaga.systemtest;
 import dev.ordersaga.testing.IdentityProviderStandIn;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -49,7 +51,7 @@ class OperatorAccountsIT {
     @Test
     void aServiceNobodyCouldOperateDoesNotStart() throws Exception {
         ServiceProcess.assertRefusesToStart("order-service", "operator-accounts-none", PORT, Map.of(),
-                Map.of("QUARKUS_CONFIG_LOCATIONS", noAccounts().toAbsolutePath().toString()),
+                Map.of("QUARKUS_CONFIG_LOCATIONS", noAccounts("operator-accounts-none.properties").toAbsolutePath().toString()),
                 "Operator accounts: no account has the role operator");
     }
 
@@ -81,9 +83,9 @@ class OperatorAccountsIT {
     @Test
     void aServiceWhoseOperatorsSignInThroughTheIdentityProviderNeedsNoAccounts() throws Exception {
         IdentityProviderStandIn provider = IdentityProviderStandIn.shared();
-        Map<String, String> environment = new HashMap<>(withProvider(provider));
-        environment.put("QUARKUS_CONFIG_LOCATIONS", noAccounts().toAbsolutePath().toString());
-        try (ServiceProcess order = ServiceProcess.start("order-service", "operator-sign-in", PORT, Map.of(), environment)) {
+        Path file = withProvider(noAccounts("operator-sign-in.properties"), provider.serviceConfiguration());
+        try (ServiceProcess order = ServiceProcess.start("order-service", "operator-sign-in", PORT, Map.of(),
+                Map.of("QUARKUS_CONFIG_LOCATIONS", file.toAbsolutePath().toString()))) {
             order.awaitReady();
             assertThat(given().baseUri(order.baseUrl()).auth().oauth2(provider.tokenFor("carol", "operator"))
                     .get("/operator/orders?waiting=true").statusCode()).isEqualTo(200);
@@ -105,12 +107,12 @@ class OperatorAccountsIT {
         try (ServerSocket socket = new ServerSocket(0)) {
             nothingListens = socket.getLocalPort();
         }
-        Path accounts = ServiceProcess.operatorAccounts("operator-accounts-away.properties",
-                Map.of("alice", "correct horse battery staple"));
-        Map<String, String> environment = new HashMap<>(withProvider(IdentityProviderStandIn.shared()));
-        environment.put("QUARKUS_OIDC_AUTH_SERVER_URL", "http://127.0.0.1:" + nothingListens);
-        environment.put("QUARKUS_CONFIG_LOCATIONS", accounts.toAbsolutePath().toString());
-        try (ServiceProcess order = ServiceProcess.start("order-service", "operator-sign-in-away", PORT, Map.of(), environment)) {
+        Map<String, String> settings = new HashMap<>(IdentityProviderStandIn.shared().serviceConfiguration());
+        settings.put("quarkus.oidc.auth-server-url", "http://127.0.0.1:" + nothingListens);
+        Path file = withProvider(ServiceProcess.operatorAccounts("operator-accounts-away.properties",
+                Map.of("alice", "correct horse battery staple")), settings);
+        try (ServiceProcess order = ServiceProcess.start("order-service", "operator-sign-in-away", PORT, Map.of(),
+                Map.of("QUARKUS_CONFIG_LOCATIONS", file.toAbsolutePath().toString()))) {
             order.awaitReady();
             given().baseUri(order.baseUrl()).auth().oauth2(IdentityProviderStandIn.shared().tokenFor("carol", "operator"))
                     .get("/operator/orders?waiting=true")
@@ -129,23 +131,24 @@ class OperatorAccountsIT {
 
     @Test
     void anIdentityProviderWhoseTokensNeedNotNameTheseServicesStopsTheStart() throws Exception {
-        Map<String, String> environment = new HashMap<>(withProvider(IdentityProviderStandIn.shared()));
-        environment.remove("QUARKUS_OIDC_TOKEN_AUDIENCE");
-        environment.put("QUARKUS_CONFIG_LOCATIONS", noAccounts().toAbsolutePath().toString());
-        ServiceProcess.assertRefusesToStart("order-service", "operator-sign-in-any-audience", PORT, Map.of(), environment,
+        Map<String, String> settings = new HashMap<>(IdentityProviderStandIn.shared().serviceConfiguration());
+        settings.remove("quarkus.oidc.token.audience");
+        Path file = withProvider(noAccounts("operator-sign-in-any-audience.properties"), settings);
+        ServiceProcess.assertRefusesToStart("order-service", "operator-sign-in-any-audience", PORT, Map.of(),
+                Map.of("QUARKUS_CONFIG_LOCATIONS", file.toAbsolutePath().toString()),
                 "the identity provider's tokens are taken whatever application they were issued for");
     }
 
-    /** The provider's settings as a deployment's environment gives them (deploy/kubernetes/README.md). */
-    private static Map<String, String> withProvider(IdentityProviderStandIn provider) {
-        return Map.of(
-                "QUARKUS_OIDC_TENANT_ENABLED", "true",
-                "QUARKUS_OIDC_AUTH_SERVER_URL", provider.issuer(),
-                "QUARKUS_OIDC_TOKEN_AUDIENCE", IdentityProviderStandIn.AUDIENCE);
+    /** The provider's settings added to the operators' file, where deploy/kubernetes/README.md puts them. */
+    private static Path withProvider(Path file, Map<String, String> settings) throws IOException {
+        StringBuilder lines = new StringBuilder();
+        settings.forEach((key, value) -> lines.append(key).append('=').append(value).append('\n'));
+        Files.writeString(file, lines, StandardOpenOption.APPEND);
+        return file;
     }
 
-    private static Path noAccounts() throws Exception {
-        Path none = Path.of("target", "operator-accounts-none.properties");
+    private static Path noAccounts(String file) throws IOException {
+        Path none = Path.of("target", file);
         Files.writeString(none, "# no account\n");
         return none;
     }
