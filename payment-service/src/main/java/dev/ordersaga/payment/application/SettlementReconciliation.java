@@ -71,15 +71,24 @@ public class SettlementReconciliation {
 
     @Scheduled(every = "${payment.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void scheduled() {
-        report.readOnScheduled(this::apply);
+        report.readOnScheduled(page -> apply(page).size());
     }
 
-    /** Reads the report on from where it was read to; returns the late settlements it applied. */
-    public int reconcile() {
-        return report.readOn(this::apply);
+    /**
+     * Reads the report on from where it was read to; returns the payments it recorded a late settlement of (what the
+     * service's own work did meanwhile is in it too, so a caller looks for the payments it knows).
+     */
+    public List<UUID> reconcile() {
+        List<UUID> applied = new ArrayList<>();
+        report.readOn(page -> {
+            List<UUID> ofPage = apply(page);
+            applied.addAll(ofPage);
+            return ofPage.size();
+        });
+        return applied;
     }
 
-    private int apply(List<Settlement> settlements) {
+    private List<UUID> apply(List<Settlement> settlements) {
         Map<UUID, String> chargeIds = new HashMap<>();
         List<Settlement> ours = new ArrayList<>();
         for (Settlement settlement : settlements) {
@@ -93,7 +102,7 @@ public class SettlementReconciliation {
         }
         List<UUID> unheardOf = QuarkusTransaction.requiringNew()
                 .call(() -> payments.notKnownChargedAmong(chargeIds.keySet()));
-        int applied = 0;
+        List<UUID> applied = new ArrayList<>();
         for (UUID paymentId : unheardOf) {
             Optional<PaymentRepository.ChargeState> charge = payments.chargeState(paymentId);
             if (charge.isEmpty()) {
@@ -106,7 +115,7 @@ public class SettlementReconciliation {
                     LOG.infof("Settlement report: charge %s of order %s is settled, and the payment was %s", chargeId,
                             charge.get().orderId(), charge.get().status());
                     meters.counter("saga.payment.settlements.reconciled").increment();
-                    applied++;
+                    applied.add(paymentId);
                 }
             } catch (IllegalTransitionException e) {
                 LOG.warnf("Settlement report: charge %s not applied: %s", chargeId, e.getMessage());

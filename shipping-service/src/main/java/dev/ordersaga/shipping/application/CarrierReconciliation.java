@@ -71,15 +71,24 @@ public class CarrierReconciliation {
 
     @Scheduled(every = "${shipping.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void scheduled() {
-        report.readOnScheduled(this::apply);
+        report.readOnScheduled(page -> apply(page).size());
     }
 
-    /** Reads the report on from where it was read to; returns the shipments it applied. */
-    public int reconcile() {
-        return report.readOn(this::apply);
+    /**
+     * Reads the report on from where it was read to; returns the shipments it applied a parcel to, once for each
+     * parcel (what the service's own work did meanwhile is in it too, so a caller looks for the shipments it knows).
+     */
+    public List<UUID> reconcile() {
+        List<UUID> applied = new ArrayList<>();
+        report.readOn(page -> {
+            List<UUID> ofPage = apply(page);
+            applied.addAll(ofPage);
+            return ofPage.size();
+        });
+        return applied;
     }
 
-    private int apply(List<ReportedShipment> reported) {
+    private List<UUID> apply(List<ReportedShipment> reported) {
         Map<UUID, List<String>> liveParcels = new LinkedHashMap<>();
         for (ReportedShipment shipment : reported) {
             if (!shipment.live()) {
@@ -95,12 +104,12 @@ public class CarrierReconciliation {
         otherShipments(reported, liveParcels.keySet());
         List<UnknownAtCarrier> unknown = QuarkusTransaction.requiringNew()
                 .call(() -> shipments.unknownAtCarrierAmong(liveParcels.keySet()));
-        int applied = 0;
+        List<UUID> applied = new ArrayList<>();
         for (UnknownAtCarrier shipment : unknown) {
             // the first is adopted; any other under the same key (a carrier that forgot it) is then a second parcel
             for (String carrierId : liveParcels.get(shipment.id())) {
                 if (adopted(shipment, carrierId)) {
-                    applied++;
+                    applied.add(shipment.id());
                 }
             }
         }

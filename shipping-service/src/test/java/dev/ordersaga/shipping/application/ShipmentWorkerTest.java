@@ -26,6 +26,7 @@ import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -102,6 +103,8 @@ class ShipmentWorkerTest {
 
     @ConfigProperty(name = "shipping.retry.max-attempts")
     int maxAttempts;
+
+    private final List<CarrierWork> lookupsUnderWay = new ArrayList<>();
 
     /**
      * A row as a previous process left it when it stopped: three failed attempts, the fourth due in a few seconds.
@@ -308,7 +311,7 @@ class ShipmentWorkerTest {
         String carrierId = createdUnheardAtTheCarrier(shipmentId, orderId);
         assertThat(row(orderId).carrierShipmentId()).as("no caller recorded it").isNull();
 
-        assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+        assertThat(reconciliation.reconcile()).as("shipments applied").containsOnlyOnce(shipmentId);
         await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
                 .until(() -> published.of(orderId, ShipmentCancelled.class).size() == 2);
         assertThat(published.typesCommittedSoFar(outbox, orderId, saga.correlationId(), WAIT))
@@ -318,7 +321,7 @@ class ShipmentWorkerTest {
             assertThat(s.status()).isEqualTo("cancelled");
         });
         assertThat(row(orderId).status()).isEqualTo(ShipmentStatus.CANCELLED);
-        assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
+        assertThat(reconciliation.reconcile()).as("read on from where the last read ended").doesNotContain(shipmentId);
     }
 
     /**
@@ -335,7 +338,7 @@ class ShipmentWorkerTest {
         String carrierId = createdUnheardAtTheCarrier(shipmentId, orderId);
         assertThat(row(orderId).status()).as("no caller recorded it").isEqualTo(ShipmentStatus.ON_HOLD);
 
-        assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+        assertThat(reconciliation.reconcile()).as("shipments applied").containsOnlyOnce(shipmentId);
         EventEnvelope<ShipmentCreated> created = published.await(orderId, ShipmentCreated.class, WAIT);
         assertThat(created.payload().carrierShipmentId()).isEqualTo(carrierId);
         Shipment shipment = row(orderId);
@@ -343,7 +346,7 @@ class ShipmentWorkerTest {
         assertThat(shipment.carrierShipmentId()).isEqualTo(carrierId);
         assertThat(carrier.shipmentsOf(orderId)).singleElement()
                 .satisfies(s -> assertThat(s.status()).isNotEqualTo("cancelled"));
-        assertThat(reconciliation.reconcile()).as("read on from where the last read ended").isZero();
+        assertThat(reconciliation.reconcile()).as("read on from where the last read ended").doesNotContain(shipmentId);
     }
 
     /**
@@ -363,7 +366,7 @@ class ShipmentWorkerTest {
         String first = createdUnheardAtTheCarrier(shipmentId, orderId);
         assertThat(row(orderId).status()).isEqualTo(ShipmentStatus.REQUESTED);
 
-        assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+        assertThat(reconciliation.reconcile()).as("shipments applied").containsOnlyOnce(shipmentId);
         assertThat(published.await(orderId, ShipmentCreated.class, WAIT).payload().carrierShipmentId()).isEqualTo(first);
         assertThat(row(orderId).carrierShipmentId()).isEqualTo(first);
         assertThat(shipping.onCreatedAtCarrier(shipmentId, first)).as("the same parcel: known already").isEmpty();
@@ -399,7 +402,7 @@ class ShipmentWorkerTest {
         String parcel = createdUnheardAtTheCarrier(shipmentId, orderId);
         carrier.forgetKey(shipmentId.toString());
 
-        assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+        assertThat(reconciliation.reconcile()).as("shipments applied").containsOnlyOnce(shipmentId);
         assertThat(row(orderId).carrierShipmentId()).isEqualTo(parcel);
         worker.perform(lookup);
 
@@ -429,7 +432,7 @@ class ShipmentWorkerTest {
         double unmatchedBefore = counter("saga.shipping.shipments.unmatched");
 
         try (LogCapture log = LogCapture.of(CarrierReconciliation.class)) {
-            assertThat(reconciliation.reconcile()).as("shipments applied").isEqualTo(1);
+            assertThat(reconciliation.reconcile()).as("shipments applied").containsOnlyOnce(shipmentId);
             assertThat(row(orderId).carrierShipmentId()).isEqualTo(first);
             worker.perform(lookup);
 
@@ -466,7 +469,7 @@ class ShipmentWorkerTest {
         assertThat(shipping.onCreatedAtCarrier(shipmentId, parcel)).as("the late answer: a parcel of none recorded")
                 .hasValueSatisfying(recorded -> assertThat(recorded.carrierShipmentId()).isNull());
         try (LogCapture log = LogCapture.of(CarrierReconciliation.class)) {
-            assertThat(reconciliation.reconcile()).as("adopted").isZero();
+            assertThat(reconciliation.reconcile()).as("adopted").doesNotContain(shipmentId);
             await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> carrier.shipmentsOf(orderId).stream()
                     .allMatch(s -> s.status().equals("cancelled")));
             assertThat(log.containing("ALERT shipment of another parcel")).singleElement()
@@ -685,8 +688,27 @@ class ShipmentWorkerTest {
         alter(shipmentId, """
                 status = 'CANCELLING', cancel_requested = true, creation_uncertain = true, claimed_until = ?,
                 next_attempt_at = now(), cancel_caused_by_event_id = ?""", Timestamp.from(claim), cancellingEventId);
-        return new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, saga.orderId(), saga.correlationId(),
+        CarrierWork lookup = new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, saga.orderId(), saga.correlationId(),
                 cancellingEventId, null, null, 1, claim);
+        lookupsUnderWay.add(lookup);
+        return lookup;
+    }
+
+    /**
+     * A test that stops before it performs its lookup leaves the row claimed for an hour, cancelling: every test after
+     * it would wait for the service to be idle in vain ({@link CarrierWorkload}), and fail for that one. The sweep
+     * takes such a row now; a lookup that was performed holds no claim, and its row is left as it is.
+     */
+    @AfterEach
+    void releaseLookupsLeftUnderWay() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "UPDATE shipment SET claimed_until = now() WHERE id = ? AND claimed_until = ?")) {
+            for (CarrierWork lookup : lookupsUnderWay) {
+                ps.setObject(1, lookup.shipmentId());
+                ps.setTimestamp(2, Timestamp.from(lookup.claimedUntil()));
+                ps.executeUpdate();
+            }
+        }
     }
 
     /**
