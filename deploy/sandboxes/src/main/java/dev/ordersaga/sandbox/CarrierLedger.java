@@ -29,6 +29,8 @@ final class CarrierLedger {
     /** The shipment each cancel key cancelled. */
     private final Map<String, String> cancelsByKey = new HashMap<>();
     private int outageFailuresLeft;
+    /** Outages of one shipment reference (an order): the create calls of other orders go through meanwhile. */
+    private final Map<String, Integer> outageFailuresLeftOf = new HashMap<>();
     /**
      * While set, the carrier forgets each shipment's key as soon as it created the shipment, and answers a create this
      * late (a carrier whose key store was lost, under load): a create whose answer the caller gave up on is made
@@ -39,8 +41,21 @@ final class CarrierLedger {
     /** Creates that made a new shipment under a key whose shipment had been forgotten: how a fault run sees its effect. */
     private long createdUnderForgottenKeys;
 
+    /** The next {@code failures} create calls fail; 0 ends every outage, of one reference or not. */
     synchronized void armOutage(int failures) {
         outageFailuresLeft = failures;
+        if (failures == 0) {
+            outageFailuresLeftOf.clear();
+        }
+    }
+
+    /** The next {@code failures} create calls for {@code reference} fail; 0 ends its outage. */
+    synchronized void armOutage(int failures, String reference) {
+        if (failures == 0) {
+            outageFailuresLeftOf.remove(reference);
+        } else {
+            outageFailuresLeftOf.put(reference, failures);
+        }
     }
 
     /** True if this create call falls into the outage, which it then shortens by one. */
@@ -49,6 +64,16 @@ final class CarrierLedger {
             return false;
         }
         outageFailuresLeft--;
+        return true;
+    }
+
+    /** True if this create call for {@code reference} falls into its outage, which it then shortens by one. */
+    synchronized boolean takeOutageFailureOf(String reference) {
+        Integer left = outageFailuresLeftOf.get(reference);
+        if (left == null) {
+            return false;
+        }
+        armOutage(left - 1, reference);
         return true;
     }
 

@@ -67,6 +67,9 @@ public final class CarrierSandbox implements AutoCloseable {
         }
         String key = request.idempotencyKey();
         ShipmentRequest shipment = request.body(ShipmentRequest.class).validated();
+        if (ledger.takeOutageFailureOf(shipment.reference())) {
+            throw ApiException.unavailable("carrier temporarily unavailable");
+        }
         if (shipment.undeliverable()) {
             return Response.json(422, Json.object("status", "rejected", "reason", "address undeliverable"));
         }
@@ -109,16 +112,28 @@ public final class CarrierSandbox implements AutoCloseable {
         return Response.json(200, ledger.forgetKey(request.pathParam(0)).view());
     }
 
+    /**
+     * {@code {"failures": n}}: the next n create calls answer 503, whatever they carry; {@code {"failures": n,
+     * "reference": r}}: the next n create calls for reference r (an order), while others go through, so that a test
+     * arms an outage for its own order beside the work of others. {@code {"failures": 0}} ends every outage.
+     */
     private Response armOutage(Request request) {
         OutageRequest outage = request.body(OutageRequest.class).validated();
-        ledger.armOutage(outage.failures());
-        return Response.json(200, Json.object("failures", outage.failures()));
+        if (outage.reference() == null) {
+            ledger.armOutage(outage.failures());
+            return Response.json(200, Json.object("failures", outage.failures()));
+        }
+        ledger.armOutage(outage.failures(), outage.reference());
+        return Response.json(200, Json.object("failures", outage.failures(), "reference", outage.reference()));
     }
 
-    record OutageRequest(Integer failures) {
+    record OutageRequest(Integer failures, String reference) {
         OutageRequest validated() {
             if (failures == null || failures < 0) {
                 throw ApiException.badRequest("failures must be a number >= 0");
+            }
+            if (reference != null && reference.isBlank()) {
+                throw ApiException.badRequest("reference must not be blank; leave it out for an outage of every call");
             }
             return this;
         }

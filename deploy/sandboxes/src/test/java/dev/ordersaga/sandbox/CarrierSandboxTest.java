@@ -143,6 +143,27 @@ class CarrierSandboxTest {
     }
 
     @Test
+    void anOutageOfOneReferenceFailsOnlyItsCreatesAndAGlobalEndEndsIt() {
+        assertThat(client.post("/sandbox/carrier/outage", null, "{\"failures\": 2, \"reference\": \"order-7\"}")
+                .status()).isEqualTo(200);
+        String key = key();
+
+        assertThat(client.post("/v1/shipments", key(), shipment("order-8", "1 Main St")).status())
+                .as("another order's create goes through").isEqualTo(201);
+        assertThat(client.post("/v1/shipments", key, shipment("order-7", "1 Main St")).status()).isEqualTo(503);
+        assertThat(client.post("/v1/shipments", key, shipment("order-7", "1 Main St")).status()).isEqualTo(503);
+        assertThat(client.post("/v1/shipments", key, shipment("order-7", "1 Main St")).status()).isEqualTo(201);
+
+        assertThat(client.post("/sandbox/carrier/outage", null, "{\"failures\": 5, \"reference\": \"order-9\"}")
+                .status()).isEqualTo(200);
+        outage(0);
+        assertThat(client.post("/v1/shipments", key(), shipment("order-9", "1 Main St")).status())
+                .as("failures 0 ends the outages of one reference too").isEqualTo(201);
+        assertThat(client.post("/sandbox/carrier/outage", null, "{\"failures\": 1, \"reference\": \" \"}").status())
+                .isEqualTo(400);
+    }
+
+    @Test
     void anOutageDoesNotTouchCancelOrTheStatusQuery() {
         String key = key();
         String shipmentId = client.post("/v1/shipments", key, shipment()).body().get("shipmentId").asText();

@@ -77,7 +77,8 @@ class OrderEventsConsumerTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> Inboxes.claimed(dataSource, marker.eventId()));
         assertThat(Inboxes.claimed(dataSource, created.eventId())).isTrue();
         assertThat(sightings(orderId)).as("effects of OrderCreated delivered twice").isEqualTo(1);
-        assertThat(duplicates() - duplicatesBefore).isEqualTo(1.0);
+        // the service's counter: the backlog of the shared topic may hold repeats of its own
+        assertThat(duplicates() - duplicatesBefore).isGreaterThanOrEqualTo(1.0);
     }
 
     @Test
@@ -123,16 +124,14 @@ class OrderEventsConsumerTest {
         UUID second = UUID.randomUUID();
         EventEnvelope<OrderCreated> a = EventEnvelope.of(first, "batch-" + first, null, Orders.created());
         EventEnvelope<OrderCreated> b = EventEnvelope.of(second, "batch-" + second, null, Orders.created());
-        double fallbacksBefore = counted("saga.consumer.batch.fallbacks");
-        long batchesBefore = batches();
 
         consumer.consume(poll(record(first, EventCodec.encode(a)), record(second, EventCodec.encode(b)),
                 record(first, EventCodec.encode(a))));
 
         assertThat(sightings(first)).as("OrderCreated delivered twice in one poll").isEqualTo(1);
         assertThat(sightings(second)).isEqualTo(1);
-        assertThat(counted("saga.consumer.batch.fallbacks")).isEqualTo(fallbacksBefore);
-        assertThat(batches()).as("applied as one batch").isEqualTo(batchesBefore + 1);
+        // the rows' transaction, not the service's batch meters, which its own consumer moves meanwhile
+        assertThat(sightingTransaction(second)).as("applied as one batch").isEqualTo(sightingTransaction(first));
     }
 
     @Test
@@ -149,7 +148,9 @@ class OrderEventsConsumerTest {
 
             assertThat(sightings(before)).isEqualTo(1);
             assertThat(sightings(after)).isEqualTo(1);
-            assertThat(counted("saga.consumer.batch.fallbacks")).isEqualTo(fallbacksBefore + 1);
+            assertThat(sightingTransaction(after)).as("applied one by one after the batch failed")
+                    .isNotEqualTo(sightingTransaction(before));
+            assertThat(counted("saga.consumer.batch.fallbacks")).isGreaterThanOrEqualTo(fallbacksBefore + 1);
             assertThat(dlq.awaitKey(poisoned.toString(), Duration.ofSeconds(30)).value())
                     .isEqualTo("{\"this is\": \"not an event\"}");
         }
@@ -183,8 +184,16 @@ class OrderEventsConsumerTest {
         return meters.find(name).counters().stream().mapToDouble(c -> c.count()).sum();
     }
 
-    private long batches() {
-        return meters.find("saga.consumer.batch.size").summaries().stream().mapToLong(s -> s.count()).sum();
+    /** The transaction that wrote the order's sighting (its row's xmin). */
+    private String sightingTransaction(UUID orderId) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT xmin::text FROM order_sighting WHERE order_id = ?")) {
+            ps.setObject(1, orderId);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("a sighting of order " + orderId).isTrue();
+                return rs.getString(1);
+            }
+        }
     }
 
     private double duplicates() {

@@ -724,7 +724,7 @@ class OrderSagaTest {
         given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true&limit=1")
                 .then().statusCode(200).body("$", hasSize(1));
         List<String> all = given().auth().preemptive().basic("operator", "operator")
-                .get("/operator/orders?waiting=true&limit=1000")
+                .get("/operator/orders?waiting=true&limit=1000&since=" + before)
                 .then().statusCode(200).extract().jsonPath().getList("orderId", String.class);
         assertThat(all).containsAll(onHold.stream().map(o -> o.id().toString()).toList());
 

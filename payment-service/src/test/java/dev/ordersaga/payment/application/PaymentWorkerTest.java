@@ -91,7 +91,9 @@ class PaymentWorkerTest {
             worker.work(refund);
             assertThat(log.containing("ALERT compensation failed: refund of order " + refund.orderId())).hasSize(1);
         }
-        assertThat(refundFailures()).isEqualTo(before + 1);
+        // the service's counter: a refund of an older run's payment may fail meanwhile (this run's sandbox does not
+        // know its charge); the alert above is this one's
+        assertThat(refundFailures()).isGreaterThanOrEqualTo(before + 1);
     }
 
     @Test
@@ -106,7 +108,7 @@ class PaymentWorkerTest {
             worker.work(status);
             assertThat(log.containing("ALERT compensation failed: charge status of order " + status.orderId())).hasSize(1);
         }
-        assertThat(compensationFailures("charge-status")).isEqualTo(before + 1);
+        assertThat(compensationFailures("charge-status")).isGreaterThanOrEqualTo(before + 1);
     }
 
     private double refundFailures() {

@@ -14,7 +14,6 @@ import dev.ordersaga.shipping.persistence.ShipmentRepository;
 import dev.ordersaga.shipping.provider.CarrierClient;
 import dev.ordersaga.shipping.testing.CarrierSandboxApi;
 import dev.ordersaga.shipping.testing.CarrierSandboxResource;
-import dev.ordersaga.shipping.testing.CarrierWorkload;
 import dev.ordersaga.shipping.testing.SagaEvents;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
 import dev.ordersaga.testing.LogCapture;
@@ -26,7 +25,6 @@ import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -104,8 +102,6 @@ class ShipmentWorkerTest {
     @ConfigProperty(name = "shipping.retry.max-attempts")
     int maxAttempts;
 
-    private final List<CarrierWork> lookupsUnderWay = new ArrayList<>();
-
     /**
      * A row as a previous process left it when it stopped: three failed attempts, the fourth due in a few seconds.
      * This process never saw it happen; it goes on from the row: not before the persisted time, and counting on from
@@ -113,13 +109,12 @@ class ShipmentWorkerTest {
      */
     @Test
     void retryScheduleIsPersistedAndContinuedFromTheRow() throws Exception {
-        CarrierWorkload.awaitIdle(dataSource);
         UUID orderId = UUID.randomUUID();
         String correlationId = "shipping-test-" + orderId;
         UUID paymentEventId = UUID.randomUUID();
         Instant nextAttempt = Instant.now().plusSeconds(3).truncatedTo(ChronoUnit.MICROS); // as PostgreSQL keeps it
+        carrier.outageOf(orderId, 50);
         insertRequestedShipment(orderId, correlationId, paymentEventId, 3, nextAttempt);
-        carrier.outage(50);
 
         Shipment fourth = await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
                 .until(() -> row(orderId), s -> s.attempts() >= 4);
@@ -688,27 +683,8 @@ class ShipmentWorkerTest {
         alter(shipmentId, """
                 status = 'CANCELLING', cancel_requested = true, creation_uncertain = true, claimed_until = ?,
                 next_attempt_at = now(), cancel_caused_by_event_id = ?""", Timestamp.from(claim), cancellingEventId);
-        CarrierWork lookup = new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, saga.orderId(), saga.correlationId(),
+        return new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, saga.orderId(), saga.correlationId(),
                 cancellingEventId, null, null, 1, claim);
-        lookupsUnderWay.add(lookup);
-        return lookup;
-    }
-
-    /**
-     * A test that stops before it performs its lookup leaves the row claimed for an hour, cancelling: every test after
-     * it would wait for the service to be idle in vain ({@link CarrierWorkload}), and fail for that one. The sweep
-     * takes such a row now; a lookup that was performed holds no claim, and its row is left as it is.
-     */
-    @AfterEach
-    void releaseLookupsLeftUnderWay() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "UPDATE shipment SET claimed_until = now() WHERE id = ? AND claimed_until = ?")) {
-            for (CarrierWork lookup : lookupsUnderWay) {
-                ps.setObject(1, lookup.shipmentId());
-                ps.setTimestamp(2, Timestamp.from(lookup.claimedUntil()));
-                ps.executeUpdate();
-            }
-        }
     }
 
     /**

@@ -10,7 +10,6 @@ import dev.ordersaga.shipping.domain.Shipment;
 import dev.ordersaga.shipping.domain.ShipmentStatus;
 import dev.ordersaga.shipping.testing.CarrierSandboxApi;
 import dev.ordersaga.shipping.testing.CarrierSandboxResource;
-import dev.ordersaga.shipping.testing.CarrierWorkload;
 import dev.ordersaga.shipping.testing.SagaEvents;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
 import dev.ordersaga.testing.Inboxes;
@@ -76,9 +75,8 @@ class ShipmentOnHoldTest {
 
     @Test
     void outageBeyondTheRetriesPutsTheShipmentOnHoldAndAnOperatorRetryCreatesIt() {
-        CarrierWorkload.awaitIdle(dataSource);
-        carrier.outage(10);
         SagaEvents.Saga saga = events.saga();
+        carrier.outageOf(saga.orderId(), 10);
         double heldBefore = shipmentsHeld();
         EventEnvelope<ShipmentOnHold> onHold;
         try (LogCapture log = LogCapture.of(ShippingService.class)) {
@@ -111,7 +109,7 @@ class ShipmentOnHoldTest {
         });
         assertThat(carrier.shipmentsOf(saga.orderId())).isEmpty();
 
-        carrier.outage(0);
+        carrier.outageOf(saga.orderId(), 0);
         EventEnvelope<ShipmentRetryRequested> retry = saga.send(retryRequested());
 
         EventEnvelope<ShipmentCreated> created = published.await(saga.orderId(), ShipmentCreated.class, WAIT);

@@ -12,7 +12,6 @@ import dev.ordersaga.shipping.domain.Shipment;
 import dev.ordersaga.shipping.domain.ShipmentStatus;
 import dev.ordersaga.shipping.testing.CarrierSandboxApi;
 import dev.ordersaga.shipping.testing.CarrierSandboxResource;
-import dev.ordersaga.shipping.testing.CarrierWorkload;
 import dev.ordersaga.shipping.testing.SagaEvents;
 import dev.ordersaga.shipping.testing.ShippingEventsProbe;
 import dev.ordersaga.testing.Inboxes;
@@ -132,9 +131,8 @@ class ShippingSagaTest {
 
     @Test
     void carrierOutageIsRetriedWithBackoffUntilTheShipmentIsCreated() {
-        CarrierWorkload.awaitIdle(dataSource);
-        carrier.outage(2);
         SagaEvents.Saga saga = events.saga();
+        carrier.outageOf(saga.orderId(), 2);
         saga.send(orderCreated());
         saga.send(paymentSucceeded());
 

@@ -56,9 +56,17 @@ public final class CarrierSandboxApi implements AfterEachCallback {
                                  int createCalls, int statusQueries) {
     }
 
-    /** The next {@code failures} create calls answer 503 (0 ends an outage). */
+    /** The next {@code failures} create calls answer 503, whoever makes them (0 ends every outage). */
     public void outage(int failures) {
         post("/sandbox/carrier/outage", "{\"failures\": " + failures + "}");
+    }
+
+    /**
+     * The next {@code failures} create calls for the order answer 503, while the service's other work (the backlog of
+     * the shared topics, other tests' shipments) goes through and takes none of them.
+     */
+    public void outageOf(UUID orderId, int failures) {
+        post("/sandbox/carrier/outage", "{\"failures\": " + failures + ", \"reference\": \"" + orderId + "\"}");
     }
 
     /** Every carrier answer is held back this long from now on (0 = off). */
