@@ -2,6 +2,8 @@ package dev.ordersaga.http;
 
 import io.quarkus.elytron.security.properties.runtime.DigestAlgorithm;
 import io.quarkus.elytron.security.properties.runtime.MPRealmRuntimeConfig;
+import io.quarkus.oidc.runtime.OidcConfig;
+import io.quarkus.oidc.runtime.OidcTenantConfig;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.config.SmallRyeConfig;
 import jakarta.annotation.Priority;
@@ -17,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
@@ -28,7 +31,9 @@ import java.util.regex.Pattern;
  * Each person has an account of their own, so that the actions an order's log records name who did them.
  * Where operators sign in through the company's identity provider, the accounts are optional (any there are still
  * checked), and the provider must be named with the audience of its tokens: without one (or with Quarkus' "any"), a
- * token the provider issued for any other application, to someone in the group, would let its holder in.
+ * token the provider issued for any other application, to someone in the group, would let its holder in. A named tenant
+ * ({@code quarkus.oidc.<tenant>.*}, which Quarkus applies to its {@code tenant-paths}) is held to the same rules: it
+ * takes tokens on its own, whatever the default tenant's settings.
  */
 @ApplicationScoped
 public class OperatorAccounts {
@@ -40,23 +45,29 @@ public class OperatorAccounts {
     private static final String IDENTITY_PROVIDER_ON = "quarkus.oidc.tenant-enabled";
     static final String HOW_PROVIDER = "Operators who sign in through the identity provider need"
             + " quarkus.oidc.auth-server-url (its issuer) and quarkus.oidc.token.audience (what it names these services in"
-            + " the tokens it issues for them) (deploy/kubernetes/README.md)";
+            + " the tokens it issues for them), and each named tenant its own quarkus.oidc.<tenant>.auth-server-url and"
+            + " quarkus.oidc.<tenant>.token.audience (deploy/kubernetes/README.md)";
     private static final Pattern HEX = Pattern.compile("[0-9a-fA-F]+");
 
     // before the relay starts streaming (CdcRelay), so that a service refused here has published nothing
     void check(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 2) StartupEvent event) {
         Config config = ConfigProvider.getConfig();
-        MPRealmRuntimeConfig realm = config.unwrap(SmallRyeConfig.class).getConfigMapping(MPRealmRuntimeConfig.class);
-        IdentityProvider provider = new IdentityProvider(
-                signInByIdentityProvider(config),
-                config.getOptionalValue("quarkus.oidc.auth-server-url", String.class).isPresent()
-                        || config.getOptionalValue("quarkus.oidc.public-key", String.class).isPresent(),
-                checked(config.getOptionalValues("quarkus.oidc.token.audience", String.class).orElse(List.of())),
-                checked(config.getOptionalValues("quarkus.oidc.token.issuer", String.class).orElse(List.of("discovered"))));
-        List<String> problems = problems(realm.plainText(), realm.algorithm(), realm.users(), realm.roles(), provider);
+        SmallRyeConfig smallRye = config.unwrap(SmallRyeConfig.class);
+        MPRealmRuntimeConfig realm = smallRye.getConfigMapping(MPRealmRuntimeConfig.class);
+        OidcConfig oidc = smallRye.getConfigMapping(OidcConfig.class);
+        Map<String, IdentityProvider> namedTenants = new TreeMap<>();
+        oidc.namedTenants().forEach((name, tenant) -> {
+            if (!OidcConfig.DEFAULT_TENANT_KEY.equals(name)) {
+                namedTenants.put(name, IdentityProvider.of(tenant));
+            }
+        });
+        IdentityProvider defaultTenant = IdentityProvider.of(OidcConfig.getDefaultTenant(oidc));
+        List<String> problems = problems(realm.plainText(), realm.algorithm(), realm.users(), realm.roles(),
+                defaultTenant, namedTenants);
         if (!problems.isEmpty()) {
+            boolean anyProvider = defaultTenant.on() || namedTenants.values().stream().anyMatch(IdentityProvider::on);
             throw new IllegalStateException("Operator accounts: " + String.join("; ", problems) + ". "
-                    + (provider.on() ? HOW_PROVIDER : HOW));
+                    + (anyProvider ? HOW_PROVIDER : HOW));
         }
     }
 
@@ -66,6 +77,13 @@ public class OperatorAccounts {
      */
     record IdentityProvider(boolean on, boolean named, boolean audience, boolean issuer) {
         static final IdentityProvider OFF = new IdentityProvider(false, false, false, true);
+
+        static IdentityProvider of(OidcTenantConfig tenant) {
+            return new IdentityProvider(tenant.tenantEnabled(),
+                    tenant.authServerUrl().isPresent() || tenant.publicKey().isPresent(),
+                    checked(tenant.token().audience().orElse(List.of())),
+                    checked(tenant.token().issuer().map(List::of).orElse(List.of("discovered"))));
+        }
     }
 
     static boolean signInByIdentityProvider(Config config) {
@@ -79,21 +97,26 @@ public class OperatorAccounts {
 
     static List<String> problems(boolean plainText, DigestAlgorithm algorithm, Map<String, String> users,
                                  Map<String, String> roles, IdentityProvider provider) {
+        return problems(plainText, algorithm, users, roles, provider, Map.of());
+    }
+
+    static List<String> problems(boolean plainText, DigestAlgorithm algorithm, Map<String, String> users,
+                                 Map<String, String> roles, IdentityProvider defaultTenant,
+                                 Map<String, IdentityProvider> namedTenants) {
         List<String> problems = new ArrayList<>();
         List<String> operators = new TreeSet<>(roles.keySet()).stream()
                 .filter(name -> Arrays.stream(roles.get(name).split(",")).map(String::trim).anyMatch(ROLE::equals))
                 .toList();
-        if (provider.on()) {
-            if (!provider.named()) {
-                problems.add("the identity provider is on but not named");
+        if (defaultTenant.on()) {
+            providerProblems(defaultTenant, "", problems);
+        }
+        new TreeMap<>(namedTenants).forEach((name, tenant) -> {
+            if (tenant.on()) {
+                providerProblems(tenant, "tenant " + name + ": ", problems);
             }
-            if (!provider.audience()) {
-                problems.add("the identity provider's tokens are taken whatever application they were issued for");
-            }
-            if (!provider.issuer()) {
-                problems.add("tokens are taken whoever issued them");
-            }
-        } else if (operators.stream().noneMatch(users::containsKey)) {
+        });
+        boolean anyProvider = defaultTenant.on() || namedTenants.values().stream().anyMatch(IdentityProvider::on);
+        if (!anyProvider && operators.stream().noneMatch(users::containsKey)) {
             problems.add("no account has the role " + ROLE);
         }
         operators.stream().filter(name -> !users.containsKey(name))
@@ -106,6 +129,18 @@ public class OperatorAccounts {
                             + " digest (" + length + " hexadecimal digits): a password is never kept as it is"));
         }
         return problems;
+    }
+
+    private static void providerProblems(IdentityProvider provider, String tenant, List<String> problems) {
+        if (!provider.named()) {
+            problems.add(tenant + "the identity provider is on but not named");
+        }
+        if (!provider.audience()) {
+            problems.add(tenant + "the identity provider's tokens are taken whatever application they were issued for");
+        }
+        if (!provider.issuer()) {
+            problems.add(tenant + "tokens are taken whoever issued them");
+        }
     }
 
     /** Hexadecimal digits in a digest of the realm's algorithm: its name is Elytron's, e.g. digest-sha-512. */

@@ -71,6 +71,22 @@ class OperatorAccountsTest {
                 .containsExactly("tokens are taken whoever issued them");
     }
 
+    /** A named tenant takes tokens on its paths whatever the default tenant says: it needs its own audience. */
+    @Test
+    void aNamedTenantIsHeldToTheSameRulesAsTheDefaultOne() {
+        OperatorAccounts.IdentityProvider checkedProvider = new OperatorAccounts.IdentityProvider(true, true, true, true);
+        OperatorAccounts.IdentityProvider anyAudience = new OperatorAccounts.IdentityProvider(true, true, false, true);
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(), OFF,
+                Map.of("partner", anyAudience, "staff", checkedProvider)))
+                .containsExactly("tenant partner: the identity provider's tokens are taken whatever application they "
+                        + "were issued for");
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(), checkedProvider,
+                Map.of("old", new OperatorAccounts.IdentityProvider(false, false, false, false))))
+                .as("a tenant turned off takes no token").isEmpty();
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(), OFF, Map.of("staff", checkedProvider)))
+                .as("a named tenant on makes the accounts optional too").isEmpty();
+    }
+
     @Test
     void quarkusAnyTurnsACheckOffAndSoCountsAsNone() {
         assertThat(OperatorAccounts.checked(List.of("order-saga"))).isTrue();

@@ -139,6 +139,19 @@ class OperatorAccountsIT {
                 "the identity provider's tokens are taken whatever application they were issued for");
     }
 
+    /** A second tenant on the operators' paths takes tokens on its own: its audience is checked as the default's is. */
+    @Test
+    void aNamedTenantWhoseTokensNeedNotNameTheseServicesStopsTheStart() throws Exception {
+        IdentityProviderStandIn provider = IdentityProviderStandIn.shared();
+        Map<String, String> settings = new HashMap<>(provider.serviceConfiguration());
+        settings.put("quarkus.oidc.partner.auth-server-url", provider.issuer());
+        settings.put("quarkus.oidc.partner.tenant-paths", "/operator/*");
+        Path file = withProvider(noAccounts("operator-sign-in-named-tenant.properties"), settings);
+        ServiceProcess.assertRefusesToStart("order-service", "operator-sign-in-named-tenant", PORT, Map.of(),
+                Map.of("QUARKUS_CONFIG_LOCATIONS", file.toAbsolutePath().toString()),
+                "tenant partner: the identity provider's tokens are taken whatever application they were issued for");
+    }
+
     /** The provider's settings added to the operators' file, where deploy/kubernetes/README.md puts them. */
     private static Path withProvider(Path file, Map<String, String> settings) throws IOException {
         StringBuilder lines = new StringBuilder();
