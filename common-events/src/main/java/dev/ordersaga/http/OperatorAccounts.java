@@ -46,7 +46,8 @@ public class OperatorAccounts {
     static final String HOW_PROVIDER = "Operators who sign in through the identity provider need"
             + " quarkus.oidc.auth-server-url (its issuer) and quarkus.oidc.token.audience (what it names these services in"
             + " the tokens it issues for them), and each named tenant its own quarkus.oidc.<tenant>.auth-server-url and"
-            + " quarkus.oidc.<tenant>.token.audience (deploy/kubernetes/README.md)";
+            + " quarkus.oidc.<tenant>.token.audience; with a public key, discovery off or a known provider, the issuer"
+            + " (token.issuer) as well (deploy/kubernetes/README.md)";
     private static final Pattern HEX = Pattern.compile("[0-9a-fA-F]+");
 
     // before the relay starts streaming (CdcRelay), so that a service refused here has published nothing
@@ -66,8 +67,15 @@ public class OperatorAccounts {
                 defaultTenant, namedTenants);
         if (!problems.isEmpty()) {
             boolean anyProvider = defaultTenant.on() || namedTenants.values().stream().anyMatch(IdentityProvider::on);
+            List<String> how = new ArrayList<>();
+            if (!defaultTenant.on()) {
+                how.add(HOW);
+            }
+            if (anyProvider) {
+                how.add(HOW_PROVIDER);
+            }
             throw new IllegalStateException("Operator accounts: " + String.join("; ", problems) + ". "
-                    + (anyProvider ? HOW_PROVIDER : HOW));
+                    + String.join(". ", how));
         }
     }
 
@@ -78,11 +86,19 @@ public class OperatorAccounts {
     record IdentityProvider(boolean on, boolean named, boolean audience, boolean issuer) {
         static final IdentityProvider OFF = new IdentityProvider(false, false, false, true);
 
+        /**
+         * Quarkus checks a token's issuer against {@code token.issuer}, else against the one its provider's discovery
+         * document names: with a public key, or discovery off, there is none to check against. A known provider
+         * ({@code provider=microsoft} and the like) brings settings the configuration does not show (Microsoft's
+         * issuer is {@code any}), so with one the issuer must be set.
+         */
         static IdentityProvider of(OidcTenantConfig tenant) {
+            boolean discovered = tenant.authServerUrl().isPresent() && tenant.publicKey().isEmpty()
+                    && tenant.discoveryEnabled().orElse(true) && tenant.provider().isEmpty();
             return new IdentityProvider(tenant.tenantEnabled(),
-                    tenant.authServerUrl().isPresent() || tenant.publicKey().isPresent(),
+                    tenant.authServerUrl().isPresent() || tenant.publicKey().isPresent() || tenant.provider().isPresent(),
                     checked(tenant.token().audience().orElse(List.of())),
-                    checked(tenant.token().issuer().map(List::of).orElse(List.of("discovered"))));
+                    tenant.token().issuer().map(issuer -> checked(List.of(issuer))).orElse(discovered));
         }
     }
 
@@ -115,8 +131,8 @@ public class OperatorAccounts {
                 providerProblems(tenant, "tenant " + name + ": ", problems);
             }
         });
-        boolean anyProvider = defaultTenant.on() || namedTenants.values().stream().anyMatch(IdentityProvider::on);
-        if (!anyProvider && operators.stream().noneMatch(users::containsKey)) {
+        // the operators' endpoints are the default tenant's: a named one covers only the paths it is given
+        if (!defaultTenant.on() && operators.stream().noneMatch(users::containsKey)) {
             problems.add("no account has the role " + ROLE);
         }
         operators.stream().filter(name -> !users.containsKey(name))
@@ -139,7 +155,7 @@ public class OperatorAccounts {
             problems.add(tenant + "the identity provider's tokens are taken whatever application they were issued for");
         }
         if (!provider.issuer()) {
-            problems.add(tenant + "tokens are taken whoever issued them");
+            problems.add(tenant + "tokens are taken whoever issued them (no issuer to check them against)");
         }
     }
 

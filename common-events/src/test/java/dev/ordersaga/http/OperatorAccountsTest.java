@@ -1,6 +1,7 @@
 package dev.ordersaga.http;
 
 import io.quarkus.elytron.security.properties.runtime.DigestAlgorithm;
+import io.quarkus.oidc.OidcTenantConfig;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -68,7 +69,7 @@ class OperatorAccountsTest {
                 .containsExactly("the identity provider is on but not named");
         assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(),
                 new OperatorAccounts.IdentityProvider(true, true, true, false)))
-                .containsExactly("tokens are taken whoever issued them");
+                .containsExactly("tokens are taken whoever issued them (no issuer to check them against)");
     }
 
     /** A named tenant takes tokens on its paths whatever the default tenant says: it needs its own audience. */
@@ -76,7 +77,7 @@ class OperatorAccountsTest {
     void aNamedTenantIsHeldToTheSameRulesAsTheDefaultOne() {
         OperatorAccounts.IdentityProvider checkedProvider = new OperatorAccounts.IdentityProvider(true, true, true, true);
         OperatorAccounts.IdentityProvider anyAudience = new OperatorAccounts.IdentityProvider(true, true, false, true);
-        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(), OFF,
+        assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(), checkedProvider,
                 Map.of("partner", anyAudience, "staff", checkedProvider)))
                 .containsExactly("tenant partner: the identity provider's tokens are taken whatever application they "
                         + "were issued for");
@@ -84,7 +85,34 @@ class OperatorAccountsTest {
                 Map.of("old", new OperatorAccounts.IdentityProvider(false, false, false, false))))
                 .as("a tenant turned off takes no token").isEmpty();
         assertThat(OperatorAccounts.problems(false, DIGEST_SHA_512, Map.of(), Map.of(), OFF, Map.of("staff", checkedProvider)))
-                .as("a named tenant on makes the accounts optional too").isEmpty();
+                .as("the operators' endpoints are the default tenant's: a named one alone leaves them to the accounts")
+                .containsExactly("no account has the role operator");
+    }
+
+    /** What Quarkus checks a tenant's tokens against, read from its configuration as Quarkus reads it. */
+    @Test
+    void aTenantsIssuerIsCheckedOnlyWhereQuarkusHasOneToCheckAgainst() {
+        String url = "https://login.example.com/realms/staff";
+        assertThat(OperatorAccounts.IdentityProvider.of(OidcTenantConfig.builder().tenantId("staff").authServerUrl(url)
+                .token().audience("order-saga").end().build()))
+                .as("the issuer the discovery document names").isEqualTo(new OperatorAccounts.IdentityProvider(true, true, true, true));
+        assertThat(OperatorAccounts.IdentityProvider.of(OidcTenantConfig.builder().tenantId("staff").authServerUrl(url)
+                .discoveryEnabled(false).token().audience("order-saga").end().build()).issuer())
+                .as("discovery off and no token.issuer").isFalse();
+        assertThat(OperatorAccounts.IdentityProvider.of(OidcTenantConfig.builder().tenantId("staff")
+                .publicKey("MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA").token().audience("order-saga").end().build()))
+                .as("a public key and no token.issuer").isEqualTo(new OperatorAccounts.IdentityProvider(true, true, true, false));
+        assertThat(OperatorAccounts.IdentityProvider.of(OidcTenantConfig.builder().tenantId("staff")
+                .publicKey("MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA").token().audience("order-saga").issuer(url).end()
+                .build()).issuer()).as("a public key and token.issuer").isTrue();
+        assertThat(OperatorAccounts.IdentityProvider.of(OidcTenantConfig.builder().tenantId("staff").authServerUrl(url)
+                .provider(io.quarkus.oidc.runtime.OidcTenantConfig.Provider.MICROSOFT).token().audience("order-saga").end().build()).issuer())
+                .as("Microsoft's known settings take any issuer").isFalse();
+        assertThat(OperatorAccounts.IdentityProvider.of(OidcTenantConfig.builder().tenantId("staff").authServerUrl(url)
+                .token().audience("any").issuer("any").end().build()))
+                .isEqualTo(new OperatorAccounts.IdentityProvider(true, true, false, false));
+        assertThat(OperatorAccounts.IdentityProvider.of(OidcTenantConfig.builder().tenantId("old").tenantEnabled(false)
+                .build()).on()).isFalse();
     }
 
     @Test
