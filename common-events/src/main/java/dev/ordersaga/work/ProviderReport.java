@@ -149,6 +149,20 @@ public final class ProviderReport<E> {
                 config.getOptionalValue(prefix + ".page-size", Integer.class).orElse(500));
     }
 
+    /**
+     * {@link #readOn} with pages applied as {@code entries} says, which returns what it applied of each (the ids of the
+     * rows it changed): what the whole read applied, in the order applied.
+     */
+    public <A> List<A> readOnApplying(Function<List<E>, List<A>> entries) {
+        List<A> applied = new ArrayList<>();
+        readOn(page -> {
+            List<A> ofPage = entries.apply(page);
+            applied.addAll(ofPage);
+            return ofPage.size();
+        });
+        return applied;
+    }
+
     /** Reads the report on from where it was read to; returns how many entries were applied. */
     public synchronized int readOn(Entries<E> entries) {
         Optional<Position> position = writes.readOneCommitted(

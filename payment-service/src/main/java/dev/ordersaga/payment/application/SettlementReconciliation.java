@@ -79,13 +79,7 @@ public class SettlementReconciliation {
      * service's own work did meanwhile is in it too, so a caller looks for the payments it knows).
      */
     public List<UUID> reconcile() {
-        List<UUID> applied = new ArrayList<>();
-        report.readOn(page -> {
-            List<UUID> ofPage = apply(page);
-            applied.addAll(ofPage);
-            return ofPage.size();
-        });
-        return applied;
+        return report.readOnApplying(this::apply);
     }
 
     private List<UUID> apply(List<Settlement> settlements) {

@@ -51,6 +51,17 @@ class ProviderReportTest {
     }
 
     @Test
+    void aReadTellsWhatItAppliedOverAllItsPages() {
+        Provider provider = new Provider();
+        ProviderReport<Integer> report = new ProviderReport<>(name(), provider, writes, LOOK_BACK, Duration.ZERO, 2);
+        provider.entries.addAll(List.of(0, 1, 2));
+
+        assertThat(report.readOnApplying(page -> page.stream().filter(entry -> entry != 1).toList()))
+                .as("what the two pages applied, 1 passed over").containsExactly(0, 2);
+        assertThat(provider.reads).hasSize(2);
+    }
+
+    @Test
     void eachEntryIsLookedAtInTwoReadsPageByPageAndAReadGoesOnFromTheReadBeforeTheLast() {
         Provider provider = new Provider();
         ProviderReport<Integer> report = new ProviderReport<>(name(), provider, writes, LOOK_BACK, Duration.ZERO, 2);
