@@ -42,7 +42,6 @@ public class OperatorAccounts {
     static final String HOW = "Each person who operates the saga needs quarkus.security.users.embedded.users.<name>"
             + " (the digest deploy/operator-account.sh prints) and quarkus.security.users.embedded.roles.<name>="
             + ROLE + ", in a file that QUARKUS_CONFIG_LOCATIONS names (deploy/kubernetes/README.md)";
-    private static final String IDENTITY_PROVIDER_ON = "quarkus.oidc.tenant-enabled";
     static final String HOW_PROVIDER = "Operators who sign in through the identity provider need"
             + " quarkus.oidc.auth-server-url (its issuer) and quarkus.oidc.token.audience (what it names these services in"
             + " the tokens it issues for them), and each named tenant its own quarkus.oidc.<tenant>.auth-server-url and"
@@ -102,8 +101,10 @@ public class OperatorAccounts {
         }
     }
 
+    /** Whether the default tenant, whose are the operators' endpoints, is on: read as the start's check reads it. */
     static boolean signInByIdentityProvider(Config config) {
-        return config.getOptionalValue(IDENTITY_PROVIDER_ON, Boolean.class).orElse(false);
+        OidcConfig oidc = config.unwrap(SmallRyeConfig.class).getConfigMapping(OidcConfig.class);
+        return OidcConfig.getDefaultTenant(oidc).tenantEnabled();
     }
 
     /** Quarkus checks a claim against configured values unless there are none, or the one value is "any". */
