@@ -71,6 +71,14 @@ class BenchmarkIT {
         // PostgreSQL's CPU went to the services' sessions, and its walsenders decoded the log for the relays
         assertThat(figures.at("/postgresCpuMillisPerSagaByKind/service sessions").asDouble()).isPositive();
         assertThat(figures.at("/postgresCpuMillisPerSagaByKind/walsenders").asDouble()).isPositive();
+        assertThat(figures.at("/openLoopPostgresCpuMillisPerSagaByKind/service sessions").asDouble()).isPositive();
+        // every service's CPU is read in both phases, so that the open loop's dearer saga can be told whose
+        for (String phase : new String[]{"saturation", "openLoop"}) {
+            for (String service : new String[]{"order-service", "inventory-service", "payment-service", "shipping-service"}) {
+                assertThat(figures.at("/cpuMillisPerSagaByProcess/" + phase + "/" + service).asDouble()).as(phase + " " + service)
+                        .isPositive();
+            }
+        }
         // the compiler threads of every service are found and read; freshly started, the stack compiled in the warm-up
         double warmupJit = 0;
         for (String service : new String[]{"order-service", "inventory-service", "payment-service", "shipping-service"}) {

@@ -163,8 +163,9 @@ final class SagaBenchmark {
         long busyInOpen = busyAnswers.get() - busyBeforeOpen;
         Map<UUID, Instant> confirmedAt = confirmAll(open, openMark, Duration.ofMinutes(10));
         double openSeconds = (System.nanoTime() - o0) / 1e9;
-        double openCpuSeconds = cpuSecondsByProcess(openCpuBefore, cpuTicks()).values().stream()
-                .mapToDouble(Double::doubleValue).sum();
+        Map<String, Long> openCpuAfter = cpuTicks();
+        Map<String, Double> openCpuByProcess = cpuSecondsByProcess(openCpuBefore, openCpuAfter);
+        double openCpuSeconds = openCpuByProcess.values().stream().mapToDouble(Double::doubleValue).sum();
         Map<String, Long> jitAfterOpen = compilerTicks();
         Map<String, Double> openMachine = machineLoad(openMachineBefore, MachineTicks.read(), openCpuSeconds);
         long openCommits = commits() - openCommitsBefore;
@@ -214,6 +215,10 @@ final class SagaBenchmark {
         r.put("cpuSecondsPerSaga", round(cpuSeconds / saturation.size()));
         r.put("cpuSecondsByProcess", roundAll(cpuByProcess));
         r.put("postgresCpuMillisPerSagaByKind", postgresCpu);
+        // per process and phase: below saturation a saga costs about twice its CPU at saturation, and these say whose
+        r.put("cpuMillisPerSagaByProcess", Map.of("saturation", millisPerSaga(cpuByProcess, saturation.size()),
+                "openLoop", millisPerSaga(openCpuByProcess, open.size())));
+        r.put("openLoopPostgresCpuMillisPerSagaByKind", postgresCpuByKind(openCpuBefore, openCpuAfter, open.size()));
         Map<String, Object> jit = new LinkedHashMap<>();
         jit.put("warmup", roundAll(jitSeconds(jitBeforeWarmup, jitBeforeSaturation)));
         jit.put("saturation", roundAll(jitSeconds(jitBeforeSaturation, jitAfterSaturation)));
@@ -796,6 +801,12 @@ final class SagaBenchmark {
         return seconds;
     }
 
+    private static Map<String, Double> millisPerSaga(Map<String, Double> seconds, int sagas) {
+        Map<String, Double> millis = new LinkedHashMap<>();
+        seconds.forEach((process, s) -> millis.put(process, round(s * 1000 / sagas)));
+        return millis;
+    }
+
     /**
      * PostgreSQL's CPU by what its processes do, in milliseconds a saga: the services' sessions (protocol, parsing,
      * planning, executing, committing), the walsenders that decode the log for the relays, the WAL writer,
@@ -1063,7 +1074,10 @@ final class SagaBenchmark {
                   machine (cores busy; of them the stack, the load generator, anything else; share stolen by the hypervisor):
                     saturation %s
                     open loop %s
-                  PostgreSQL's CPU per saga at saturation, ms by kind of process: %s
+                  CPU ms per saga by process: saturation %s
+                    open loop %s
+                  PostgreSQL's CPU per saga, ms by kind of process: saturation %s
+                    open loop %s
                   JIT compiler threads, CPU seconds by phase (near zero after the warm-up, or the figures include compiling): %s
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
@@ -1076,7 +1090,10 @@ final class SagaBenchmark {
                 open.get("databaseCommitsPerSaga"), open.get("walPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
                 r.get("postsAnsweredBusy"), r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("walPerSaga"),
                 r.get("cpuSecondsPerSaga"),
-                machine.get("saturation"), machine.get("openLoop"), r.get("postgresCpuMillisPerSagaByKind"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
+                machine.get("saturation"), machine.get("openLoop"),
+                ((Map<?, ?>) r.get("cpuMillisPerSagaByProcess")).get("saturation"),
+                ((Map<?, ?>) r.get("cpuMillisPerSagaByProcess")).get("openLoop"),
+                r.get("postgresCpuMillisPerSagaByKind"), r.get("openLoopPostgresCpuMillisPerSagaByKind"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
                 limit.get("sagasPerSecond"), limit.get("ourRatio"), limit.get("pgbenchCpuMillisPerStep"),
                 limit.get("stepsCpuMillisPerSaga"), limit.get("machineCpuMillisPerSaga"), limit.get("servicesCpuMillisPerSaga"),
                 limit.get("ratioIfServicesTookNoCpu"), statementLines(r.get("statementsPerSaga")), activity);
