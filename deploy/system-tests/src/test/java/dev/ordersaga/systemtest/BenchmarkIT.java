@@ -79,6 +79,9 @@ class BenchmarkIT {
                         .isPositive();
             }
         }
+        for (String service : new String[]{"order-service", "inventory-service", "payment-service", "shipping-service"}) {
+            assertThat(figures.at("/idleStackCoresByProcess/" + service).asDouble()).as(service).isBetween(0.0, 2.0);
+        }
         // the compiler threads of every service are found and read; freshly started, the stack compiled in the warm-up
         double warmupJit = 0;
         for (String service : new String[]{"order-service", "inventory-service", "payment-service", "shipping-service"}) {

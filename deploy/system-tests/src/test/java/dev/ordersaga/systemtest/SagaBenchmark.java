@@ -79,7 +79,7 @@ final class SagaBenchmark {
      * pgbench's step transactions a second, and the machine's CPU each took: everything busy while it ran, less what
      * the idle stack's services, Kafka and sandboxes took meanwhile (PostgreSQL's own processes and pgbench stay in).
      */
-    private record Pgbench(double tps, double cpuMillisPerStep) {
+    private record Pgbench(double tps, double cpuMillisPerStep, Map<String, Double> idleStackCores) {
     }
 
     private static final List<String> DATABASES = List.of("order_db", "inventory_db", "payment_db", "shipping_db");
@@ -219,6 +219,9 @@ final class SagaBenchmark {
         r.put("cpuMillisPerSagaByProcess", Map.of("saturation", millisPerSaga(cpuByProcess, saturation.size()),
                 "openLoop", millisPerSaga(openCpuByProcess, open.size())));
         r.put("openLoopPostgresCpuMillisPerSagaByKind", postgresCpuByKind(openCpuBefore, openCpuAfter, open.size()));
+        // what the stack costs by the second, sagas or none (its timers, polls and sweeps): a share of a saga's CPU
+        // that grows as the rate falls
+        r.put("idleStackCoresByProcess", pgbench.idleStackCores());
         Map<String, Object> jit = new LinkedHashMap<>();
         jit.put("warmup", roundAll(jitSeconds(jitBeforeWarmup, jitBeforeSaturation)));
         jit.put("saturation", roundAll(jitSeconds(jitBeforeSaturation, jitAfterSaturation)));
@@ -990,8 +993,12 @@ final class SagaBenchmark {
             String out = new String(p.getInputStream().readAllBytes());
             p.waitFor(5, TimeUnit.MINUTES);
             MachineTicks after = MachineTicks.read();
-            double idleStackSeconds = cpuSecondsByProcess(stackBefore, cpuTicks()).entrySet().stream()
-                    .filter(e -> !e.getKey().startsWith("postgres")).mapToDouble(Map.Entry::getValue).sum();
+            Map<String, Double> idleStack = cpuSecondsByProcess(stackBefore, cpuTicks());
+            idleStack.remove("postgres");
+            double idleStackSeconds = idleStack.values().stream().mapToDouble(Double::doubleValue).sum();
+            double pgbenchSeconds = (after.nanos() - before.nanos()) / 1e9;
+            Map<String, Double> idleStackCores = new LinkedHashMap<>();
+            idleStack.forEach((process, seconds) -> idleStackCores.put(process, round(seconds / pgbenchSeconds)));
             double cpuSeconds = (after.busy() - before.busy()) / 100.0 - idleStackSeconds;
             long transactions = 0;
             for (String line : out.split("\n")) {
@@ -1000,7 +1007,7 @@ final class SagaBenchmark {
                 }
                 if (line.startsWith("tps = ") && transactions > 0) {
                     return new Pgbench(Double.parseDouble(line.replaceAll("tps = ([0-9.]+).*", "$1")),
-                            cpuSeconds * 1000 / transactions);
+                            cpuSeconds * 1000 / transactions, idleStackCores);
                 }
             }
             throw new IllegalStateException("pgbench gave no tps:\n" + out);
@@ -1078,6 +1085,7 @@ final class SagaBenchmark {
                     open loop %s
                   PostgreSQL's CPU per saga, ms by kind of process: saturation %s
                     open loop %s
+                  the stack idle (while pgbench ran), cores by process: %s
                   JIT compiler threads, CPU seconds by phase (near zero after the warm-up, or the figures include compiling): %s
                   peak memory (MiB): %s
                   physical limit: pgbench %s step tx/s / %s commits per saga = %s sagas/s; ours: %s of it
@@ -1093,7 +1101,8 @@ final class SagaBenchmark {
                 machine.get("saturation"), machine.get("openLoop"),
                 ((Map<?, ?>) r.get("cpuMillisPerSagaByProcess")).get("saturation"),
                 ((Map<?, ?>) r.get("cpuMillisPerSagaByProcess")).get("openLoop"),
-                r.get("postgresCpuMillisPerSagaByKind"), r.get("openLoopPostgresCpuMillisPerSagaByKind"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
+                r.get("postgresCpuMillisPerSagaByKind"), r.get("openLoopPostgresCpuMillisPerSagaByKind"),
+                r.get("idleStackCoresByProcess"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
                 limit.get("sagasPerSecond"), limit.get("ourRatio"), limit.get("pgbenchCpuMillisPerStep"),
                 limit.get("stepsCpuMillisPerSaga"), limit.get("machineCpuMillisPerSaga"), limit.get("servicesCpuMillisPerSaga"),
                 limit.get("ratioIfServicesTookNoCpu"), statementLines(r.get("statementsPerSaga")), activity);
