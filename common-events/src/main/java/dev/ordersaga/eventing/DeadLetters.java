@@ -36,8 +36,8 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Parks a message that can never be applied on the service's dead-letter topic ({@code <service>.dlq}), with the
@@ -122,13 +122,14 @@ public class DeadLetters {
     MeterRegistry meters;
 
     /**
-     * Fault injection for the tests: the first this many parks fail as they do while Kafka is away, so that a test can
-     * show the consumer carries on.
+     * Fault injection for the tests: the first this many parks of each message fail as they do while Kafka is away, so
+     * that a test can show the consumer carries on. Counted per message, not for the service: a message another test
+     * left on the topic, parked meanwhile, does not take the failures meant for the test's own.
      */
     @ConfigProperty(name = "eventing.dead-letters.fault.failed-parks", defaultValue = "0")
     int failedParks;
 
-    private final AtomicInteger parksFailed = new AtomicInteger();
+    private final Map<String, Integer> parksFailed = new ConcurrentHashMap<>();
     private KafkaProducer<String, String> producer;
 
     public String topic() {
@@ -159,7 +160,8 @@ public class DeadLetters {
                 .add(TOPIC, utf8(origin(record)))
                 .add(PARTITION, utf8(Integer.toString(record.partition())))
                 .add(OFFSET, utf8(Long.toString(record.offset())));
-        if (failedParks > 0 && parksFailed.incrementAndGet() <= failedParks) {
+        if (failedParks > 0 && parksFailed.merge(record.topic() + "-" + record.partition() + "@" + record.offset(), 1,
+                Integer::sum) <= failedParks) {
             throw new IllegalStateException("could not park a message of " + record.topic() + " on " + topic()
                     + " (eventing.dead-letters.fault.failed-parks)");
         }
