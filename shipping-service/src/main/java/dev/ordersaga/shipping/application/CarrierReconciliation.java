@@ -22,7 +22,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 
@@ -114,10 +113,14 @@ public class CarrierReconciliation {
         try (Correlation.Scope ignored = Correlation.open(shipment.correlationId(), shipment.causedByEventId())) {
             LOG.infof("Shipment report: the carrier holds shipment %s of order %s, and the shipment is %s", carrierId,
                     shipment.orderId(), shipment.status());
-            Optional<ShipmentRepository.AtCarrier> recordedAnother = shipping.onCreatedAtCarrier(shipment.id(), carrierId);
-            if (recordedAnother.isPresent()) {
+            ShippingService.CarrierShipmentNoted noted = shipping.onCreatedAtCarrier(shipment.id(), carrierId);
+            if (noted.recordedAnother().isPresent()) {
                 // its create call's answer, or another parcel of this report, was recorded since the read
-                anotherParcel(recordedAnother.get(), carrierId);
+                anotherParcel(noted.recordedAnother().get(), carrierId);
+                return false;
+            }
+            if (!noted.recorded()) {
+                // the same parcel, recorded since the read by its create call's answer: not news only the report told
                 return false;
             }
             meters.counter("saga.shipping.shipments.reconciled").increment();

@@ -110,7 +110,7 @@ public class ShipmentWorker {
                 destination(work.address()));
         if (result instanceof CarrierClient.Created created) {
             // the carrier's report may have recorded a parcel of an earlier call under this key meanwhile
-            shipping.onCreatedAtCarrier(work.shipmentId(), created.carrierShipmentId())
+            shipping.onCreatedAtCarrier(work.shipmentId(), created.carrierShipmentId()).recordedAnother()
                     .ifPresent(recorded -> reconciliation.anotherParcel(recorded, created.carrierShipmentId()));
         } else if (result instanceof CarrierClient.Rejected rejected) {
             shipping.onRejectedByCarrier(work, rejected.reason());

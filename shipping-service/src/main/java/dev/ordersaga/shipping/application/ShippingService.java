@@ -271,9 +271,18 @@ public class ShippingService {
                 .toList();
     }
 
+    /**
+     * What became of a carrier shipment under a shipment's key: {@code recorded} on the shipment now; else known
+     * already, or, with {@code recordedAnother}, a second parcel of a shipment that recorded another one (or none:
+     * refused). A reconciliation counts only what it recorded.
+     */
+    public record CarrierShipmentNoted(boolean recorded, Optional<ShipmentRepository.AtCarrier> recordedAnother) {
+    }
+
     @Transactional
-    public Optional<ShipmentRepository.AtCarrier> onCreatedAtCarrier(UUID shipmentId, String carrierShipmentId) {
+    public CarrierShipmentNoted onCreatedAtCarrier(UUID shipmentId, String carrierShipmentId) {
         ShipmentRepository.AtCarrier[] other = new ShipmentRepository.AtCarrier[1];
+        boolean[] recorded = new boolean[1];
         onShipment(shipmentId, shipment -> {
             ShipmentStatus before = shipment.status();
             if (shipment.carrierShipmentId() != null || before == ShipmentStatus.REJECTED) {
@@ -288,6 +297,7 @@ public class ShippingService {
                 return List.of();
             }
             ShipmentCreated created = shipment.noteCreated(carrierShipmentId, Instant.now());
+            recorded[0] = true;
             LOG.infof("Shipment %s of order %s created at the carrier as %s", shipmentId, shipment.orderId(),
                     carrierShipmentId);
             if (before == ShipmentStatus.ON_HOLD) {
@@ -303,7 +313,7 @@ public class ShippingService {
             wakeIfDue(shipment);
             return List.of(created);
         });
-        return Optional.ofNullable(other[0]);
+        return new CarrierShipmentNoted(recorded[0], Optional.ofNullable(other[0]));
     }
 
     @Transactional

@@ -21,6 +21,7 @@ import dev.ordersaga.testing.StackTestResource;
 import dev.ordersaga.work.Surpluses;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
@@ -364,11 +366,12 @@ class ShipmentWorkerTest {
         assertThat(reconciliation.reconcile()).as("shipments applied").containsOnlyOnce(shipmentId);
         assertThat(published.await(orderId, ShipmentCreated.class, WAIT).payload().carrierShipmentId()).isEqualTo(first);
         assertThat(row(orderId).carrierShipmentId()).isEqualTo(first);
-        assertThat(shipping.onCreatedAtCarrier(shipmentId, first)).as("the same parcel: known already").isEmpty();
+        assertThat(shipping.onCreatedAtCarrier(shipmentId, first)).as("the same parcel: known already")
+                .isEqualTo(new ShippingService.CarrierShipmentNoted(false, Optional.empty()));
 
         carrier.forgetKey(shipmentId.toString());
         String second = createdUnheardAtTheCarrier(shipmentId, orderId);
-        Optional<ShipmentRepository.AtCarrier> recorded = shipping.onCreatedAtCarrier(shipmentId, second);
+        Optional<ShipmentRepository.AtCarrier> recorded = shipping.onCreatedAtCarrier(shipmentId, second).recordedAnother();
         assertThat(recorded).as("a second parcel").hasValueSatisfying(r -> assertThat(r.carrierShipmentId()).isEqualTo(first));
         reconciliation.anotherParcel(recorded.get(), second);
 
@@ -379,6 +382,72 @@ class ShipmentWorkerTest {
         assertThat(shipment.carrierShipmentId()).isEqualTo(first);
         assertThat(carrier.shipmentsOf(orderId)).filteredOn(s -> s.shipmentId().equals(first)).singleElement()
                 .satisfies(s -> assertThat(s.status()).isEqualTo("created"));
+    }
+
+    /**
+     * The create call's answer records the parcel after the report read the shipment as not knowing it, and before the
+     * report applies it: the report finds the parcel known already and does not count it as reconciled (the answer
+     * told; the counter is of what only the report told). The answer's transaction holds the row until the report's
+     * apply waits for it, so the order is the test's, not the clock's.
+     */
+    @Test
+    void aParcelItsCreateCallsAnswerRecordsWhileTheReportAppliesItIsNotCountedAsReconciled() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        UUID causedBy = UUID.randomUUID();
+        insertShipment(shipmentId, orderId, saga.correlationId(), causedBy, 1, Instant.now().plusSeconds(3600), null);
+        String parcel = createdUnheardAtTheCarrier(shipmentId, orderId);
+        double reconciledBefore = counter("saga.shipping.shipments.reconciled");
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            Future<List<UUID>> reading = QuarkusTransaction.requiringNew().call(() -> {
+                try (Correlation.Scope ignored = Correlation.open(saga.correlationId(), causedBy)) {
+                    assertThat(shipping.onCreatedAtCarrier(shipmentId, parcel).recorded()).as("by the answer").isTrue();
+                }
+                int answer = backendPid();
+                Future<List<UUID>> read = reader.submit(reconciliation::reconcile);
+                // the report read the row as the answer's transaction had not yet changed it, and waits to apply
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                        .until(() -> blockedBy(answer));
+                return read;
+            });
+            List<UUID> applied = reading.get(60, TimeUnit.SECONDS);
+            assertThat(applied).as("shipments applied").doesNotContain(shipmentId);
+            // exact: only this call reads the report now (no schedule in the tests, and a read is one at a time)
+            assertThat(counter("saga.shipping.shipments.reconciled")).as("counted: what the read applied")
+                    .isEqualTo(reconciledBefore + applied.size());
+        } finally {
+            reader.shutdownNow();
+        }
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(shipment.carrierShipmentId()).isEqualTo(parcel);
+        assertThat(published.typesCommittedSoFar(outbox, orderId, saga.correlationId(), WAIT))
+                .as("the answer's, once").containsExactly("ShipmentCreated");
+        assertThat(carrier.shipmentsOf(orderId)).singleElement()
+                .satisfies(s -> assertThat(s.status()).isEqualTo("created"));
+    }
+
+    /** The server process of the connection the caller's transaction uses. */
+    private int backendPid() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    /** Whether a session waits for a lock the given server process holds. */
+    private boolean blockedBy(int pid) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))")) {
+            ps.setInt(1, pid);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1) > 0;
+            }
+        }
     }
 
     /**
@@ -462,8 +531,8 @@ class ShipmentWorkerTest {
         String parcel = createdUnheardAtTheCarrier(shipmentId, orderId);
         double unmatchedBefore = counter("saga.shipping.shipments.unmatched");
 
-        assertThat(shipping.onCreatedAtCarrier(shipmentId, parcel)).as("the late answer: a parcel of none recorded")
-                .hasValueSatisfying(recorded -> assertThat(recorded.carrierShipmentId()).isNull());
+        assertThat(shipping.onCreatedAtCarrier(shipmentId, parcel).recordedAnother())
+                .as("the late answer: a parcel of none recorded").hasValueSatisfying(recorded -> assertThat(recorded.carrierShipmentId()).isNull());
         try (LogCapture log = LogCapture.of(CarrierReconciliation.class)) {
             assertThat(reconciliation.reconcile()).as("adopted").doesNotContain(shipmentId);
             await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> carrier.shipmentsOf(orderId).stream()
