@@ -3,6 +3,8 @@ package dev.ordersaga.work;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -30,8 +32,10 @@ import java.util.function.Function;
  * A run within {@code minGap} of the last one (a replica's) reads nothing: the second look stays a run apart.
  *
  * <p>A report that cannot be read run after run is an {@code ALERT}: late news from the provider then goes unheard.
- * After a few such runs the stored cursor is given up (a provider may refuse one for good, once it expired) and the
- * report is read from {@code lookBack} before the last read instead.
+ * Its gauge {@code saga_provider_report_failed_runs{report}}, the runs in a row that read nothing, lets an alert rule
+ * see it too ({@code deploy/monitoring/alert-rules.yaml}). After a few such runs the stored cursor is given up (a
+ * provider may refuse one for good, once it expired) and the report is read from {@code lookBack} before the last read
+ * instead.
  *
  * @param <E> an entry of the report
  */
@@ -90,7 +94,7 @@ public final class ProviderReport<E> {
     private static final int MAX_PAGES_A_RUN = 100;
     /** Runs in a row that read nothing before the stored cursor is given up. */
     private static final int FRESH_START_AFTER = 3;
-    /** Runs in a row that read nothing before each further one is an ALERT. */
+    /** Runs in a row that read nothing before each further one is an ALERT (the alert rule's threshold too). */
     private static final int ALERT_AFTER = 5;
     /** Stands for a cursor where the first read started, from an instant rather than a cursor. */
     private static final String SINCE = "since:";
@@ -109,7 +113,8 @@ public final class ProviderReport<E> {
     private final Duration lookBack;
     private final Duration minGap;
     private final int pageSize;
-    private int failedRuns;
+    /** Written under the read's lock, read by the gauge whenever metrics are scraped. */
+    private volatile int failedRuns;
 
     public ProviderReport(String name, Source<E> source, TransactionalWrites writes, Duration lookBack, Duration minGap,
                           int pageSize) {
@@ -139,14 +144,23 @@ public final class ProviderReport<E> {
     /**
      * A report read as configured under {@code prefix}: {@code .look-back} (default PT1H), {@code .min-gap} (default
      * PT30S) and {@code .page-size} (default 500), so that each service names its own properties and none repeats
-     * them.
+     * them; its gauge of failed runs is registered with {@code meters} at once, at 0.
      */
-    public static <E> ProviderReport<E> configured(String prefix, String name, Source<E> source, TransactionalWrites writes) {
+    public static <E> ProviderReport<E> configured(String prefix, String name, Source<E> source,
+                                                   TransactionalWrites writes, MeterRegistry meters) {
         Config config = ConfigProvider.getConfig();
-        return new ProviderReport<>(name, source, writes,
+        ProviderReport<E> report = new ProviderReport<>(name, source, writes,
                 config.getOptionalValue(prefix + ".look-back", Duration.class).orElse(Duration.ofHours(1)),
                 config.getOptionalValue(prefix + ".min-gap", Duration.class).orElse(Duration.ofSeconds(30)),
                 config.getOptionalValue(prefix + ".page-size", Integer.class).orElse(500));
+        // each replica reads the report and counts its own runs: alert on the maximum (a replica's runs within the
+        // minimum gap of another's read nothing and count neither way)
+        Gauge.builder("saga.provider.report.failed.runs", report, r -> r.failedRuns)
+                .description("Runs in a row that read nothing of the provider's report (an ALERT from " + ALERT_AFTER + ")")
+                .tag("report", name)
+                .strongReference(true)
+                .register(meters);
+        return report;
     }
 
     /**

@@ -12,6 +12,8 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 
 import static io.restassured.RestAssured.given;
@@ -44,6 +46,14 @@ class EveryServiceRelaysIT {
                 given().baseUri(service.baseUrl()).auth().preemptive().basic("operator", "operator")
                         .get("/operator/dead-letters").then().statusCode(200).contentType("application/json");
             }
+
+            // every series an alert rule watches is there from the start (at zero), in some service
+            Set<String> exposed = new TreeSet<>();
+            for (ServiceProcess service : List.of(order, inventory, payment, shipping)) {
+                exposed.addAll(AlertRules.exposed(given().baseUri(service.managementUrl()).get("/q/metrics")
+                        .then().statusCode(200).extract().asString()));
+            }
+            assertThat(exposed).containsAll(AlertRules.read().series());
         }
     }
 

@@ -2,6 +2,7 @@ package dev.ordersaga.order.application;
 
 import dev.ordersaga.order.domain.OrderStatus;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -32,6 +33,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * check, and listed for operators ({@code GET /operator/orders?stalled=true}).
  */
 @ApplicationScoped
+@Startup // its gauges exist from the start, for the alert rule (deploy/monitoring/alert-rules.yaml)
 public class StalledSagas {
 
     private static final Logger LOG = Logger.getLogger(StalledSagas.class);

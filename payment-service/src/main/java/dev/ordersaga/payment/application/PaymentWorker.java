@@ -15,6 +15,7 @@ import dev.ordersaga.work.ProviderCalls;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -35,6 +36,7 @@ import java.time.Instant;
  * the state machine (which publishes via the outbox).
  */
 @ApplicationScoped
+@Startup // its counters exist from the start, at zero, for the alert rules
 public class PaymentWorker {
 
     private static final Logger LOG = Logger.getLogger(PaymentWorker.class);

@@ -5,6 +5,9 @@ import dev.ordersaga.testing.LogCapture;
 import dev.ordersaga.testing.StackTestResource;
 import dev.ordersaga.work.ProviderReport;
 import dev.ordersaga.work.ProviderReport.Page;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -116,6 +119,27 @@ class ProviderReportTest {
         int before = provider.reads.size();
         report.readOn(List::size);
         assertThat(provider.reads.get(before)).startsWith("since ");
+    }
+
+    @Test
+    void itsGaugeCountsTheRunsInARowThatReadNothingFromZeroAtTheStartBackToZeroOnceOneReads() {
+        Provider provider = new Provider();
+        provider.entries.add(0);
+        provider.answering = false;
+        MeterRegistry meters = new SimpleMeterRegistry();
+        String name = name();
+        ProviderReport<Integer> report = ProviderReport.configured("test.report", name, provider, writes, meters);
+        Gauge failedRuns = meters.get("saga.provider.report.failed.runs").tag("report", name).gauge();
+        assertThat(failedRuns.value()).as("there before any run, at 0").isZero();
+
+        for (int run = 1; run <= 5; run++) {
+            report.readOn(List::size);
+        }
+        assertThat(failedRuns.value()).as("what an alert rule reads where the log has its ALERT").isEqualTo(5);
+
+        provider.answering = true;
+        assertThat(report.readOn(List::size)).isEqualTo(1);
+        assertThat(failedRuns.value()).isZero();
     }
 
     @Test

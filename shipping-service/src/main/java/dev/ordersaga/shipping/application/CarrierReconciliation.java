@@ -63,7 +63,8 @@ public class CarrierReconciliation {
 
     @PostConstruct
     void init() {
-        report = ProviderReport.configured("shipping.reconciliation", "carrier-shipments", carrier::shipments, writes);
+        report = ProviderReport.configured("shipping.reconciliation", "carrier-shipments", carrier::shipments, writes,
+                meters);
         // registered up front, so that an alert on its increase sees the first incident
         unmatched = meters.counter("saga.shipping.shipments.unmatched");
     }
