@@ -156,7 +156,8 @@ public final class ProviderReport<E> {
         // each replica reads the report and counts its own runs: alert on the maximum (a replica's runs within the
         // minimum gap of another's read nothing and count neither way)
         Gauge.builder("saga.provider.report.failed.runs", report, r -> r.failedRuns)
-                .description("Runs in a row that read nothing of the provider's report (an ALERT from " + ALERT_AFTER + ")")
+                .description("Runs in a row that read nothing of the provider's report (an ALERT from "
+                        + ALERT_AFTER + ")")
                 .tag("report", name)
                 .strongReference(true)
                 .register(meters);
@@ -185,6 +186,9 @@ public final class ProviderReport<E> {
                 () -> "read where report " + name + " was read to");
         Instant now = Instant.now();
         if (position.isPresent() && position.get().readAt().isAfter(now.minus(minGap))) {
+            // read moments ago, by another replica as a rule: the report reads again, whatever this one's runs met
+            // meanwhile (left counting, its gauge would keep the alert on once the provider is back)
+            failedRuns = 0;
             return 0;
         }
         String cursor = position.map(Position::secondLookFrom).orElse(null);

@@ -13,7 +13,7 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** The Prometheus alerting rules the project ships ({@code deploy/monitoring/alert-rules.yaml}), as the tests read them. */
+/** The Prometheus alerting rules the project ships ({@code deploy/monitoring/alert-rules.yaml}), as tests read them. */
 record AlertRules(List<JsonNode> rules) {
 
     static final Path FILE = Path.of(System.getProperty("saga.repo.root", "../.."))

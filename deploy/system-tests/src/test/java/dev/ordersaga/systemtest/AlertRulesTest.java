@@ -44,6 +44,7 @@ class AlertRulesTest {
                 saga_orders_stalled 0.0
                 saga_consumer_parked_total{topic="order.events"} 1.0
                 """;
-        assertThat(AlertRules.exposed(metrics)).containsExactlyInAnyOrder("saga_orders_stalled", "saga_consumer_parked_total");
+        assertThat(AlertRules.exposed(metrics))
+                .containsExactlyInAnyOrder("saga_orders_stalled", "saga_consumer_parked_total");
     }
 }

@@ -16,6 +16,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class BenchmarkIT {
 
+    private static final String[] SERVICES =
+            {"order-service", "inventory-service", "payment-service", "shipping-service"};
+
     @Test
     void benchmarkRunsAndWritesItsFigures() throws Exception {
         Path out = Path.of(System.getProperty("saga.bench.out", "target/benchmark"));
@@ -72,19 +75,19 @@ class BenchmarkIT {
         assertThat(figures.at("/postgresCpuMillisPerSagaByKind/service sessions").asDouble()).isPositive();
         assertThat(figures.at("/postgresCpuMillisPerSagaByKind/walsenders").asDouble()).isPositive();
         assertThat(figures.at("/openLoopPostgresCpuMillisPerSagaByKind/service sessions").asDouble()).isPositive();
-        // every service's CPU is read in both phases, so that the open loop's dearer saga can be told whose
-        for (String phase : new String[]{"saturation", "openLoop"}) {
-            for (String service : new String[]{"order-service", "inventory-service", "payment-service", "shipping-service"}) {
-                assertThat(figures.at("/cpuMillisPerSagaByProcess/" + phase + "/" + service).asDouble()).as(phase + " " + service)
-                        .isPositive();
+        // every service's CPU is read in both phases, so that the open loop's dearer saga can be told whose, and idle
+        for (String service : SERVICES) {
+            for (String phase : new String[]{"saturation", "openLoop"}) {
+                assertThat(figures.at("/cpuMillisPerSagaByProcess/" + phase + "/" + service).asDouble())
+                        .as(phase + " " + service).isPositive();
             }
-        }
-        for (String service : new String[]{"order-service", "inventory-service", "payment-service", "shipping-service"}) {
-            assertThat(figures.at("/idleStackCoresByProcess/" + service).asDouble()).as(service).isBetween(0.0, 2.0);
+            JsonNode idle = figures.at("/idleStackCoresByProcess/" + service);
+            assertThat(idle.isNumber()).as("idle " + service).isTrue();
+            assertThat(idle.asDouble()).as("idle " + service).isBetween(0.0, 2.0);
         }
         // the compiler threads of every service are found and read; freshly started, the stack compiled in the warm-up
         double warmupJit = 0;
-        for (String service : new String[]{"order-service", "inventory-service", "payment-service", "shipping-service"}) {
+        for (String service : SERVICES) {
             JsonNode seconds = figures.at("/jitCompilerCpuSeconds/warmup/" + service);
             assertThat(seconds.isNumber()).as(service).isTrue();
             assertThat(figures.at("/jitCompilerCpuSeconds/openLoop/" + service).isNumber()).as(service).isTrue();

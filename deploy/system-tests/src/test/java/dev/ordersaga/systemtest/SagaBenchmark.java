@@ -1102,7 +1102,8 @@ final class SagaBenchmark {
                 ((Map<?, ?>) r.get("cpuMillisPerSagaByProcess")).get("saturation"),
                 ((Map<?, ?>) r.get("cpuMillisPerSagaByProcess")).get("openLoop"),
                 r.get("postgresCpuMillisPerSagaByKind"), r.get("openLoopPostgresCpuMillisPerSagaByKind"),
-                r.get("idleStackCoresByProcess"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"), limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
+                r.get("idleStackCoresByProcess"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"),
+                limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),
                 limit.get("sagasPerSecond"), limit.get("ourRatio"), limit.get("pgbenchCpuMillisPerStep"),
                 limit.get("stepsCpuMillisPerSaga"), limit.get("machineCpuMillisPerSaga"), limit.get("servicesCpuMillisPerSaga"),
                 limit.get("ratioIfServicesTookNoCpu"), statementLines(r.get("statementsPerSaga")), activity);

@@ -64,8 +64,8 @@ public class SettlementReconciliation {
 
     @PostConstruct
     void init() {
-        report = ProviderReport.configured("payment.reconciliation", "payment-provider-settlements", provider::settlements,
-                writes, meters);
+        report = ProviderReport.configured("payment.reconciliation", "payment-provider-settlements",
+                provider::settlements, writes, meters);
         // registered up front, so that an alert on its increase sees the first incident
         unmatched = meters.counter("saga.payment.settlements.unmatched");
     }

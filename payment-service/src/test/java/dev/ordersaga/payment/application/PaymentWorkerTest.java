@@ -63,7 +63,7 @@ class PaymentWorkerTest {
                 }));
             }
             go.countDown();
-            // the claims take other due payments too (an earlier test's, the service's own work): ours are what is shown
+            // the claims take other due payments too (an earlier test's, the service's own work): ours are shown
             List<UUID> first = ofOurs(claims.get(0).get(30, TimeUnit.SECONDS), ours);
             List<UUID> second = ofOurs(claims.get(1).get(30, TimeUnit.SECONDS), ours);
 

@@ -123,23 +123,45 @@ class ProviderReportTest {
 
     @Test
     void itsGaugeCountsTheRunsInARowThatReadNothingFromZeroAtTheStartBackToZeroOnceOneReads() {
+        FailedFiveTimes failed = failedFiveTimes();
+
+        failed.provider().answering = true;
+        assertThat(failed.report().readOn(List::size)).isEqualTo(1);
+        assertThat(failed.runs().value()).isZero();
+    }
+
+    @Test
+    void aReplicaWhoseRunsFailedCountsNoneOnceAnotherOneReadTheReport() {
+        // with the configured minimum gap (30 s): its next run comes moments after the other replica's read
+        FailedFiveTimes replica = failedFiveTimes();
+
+        replica.provider().answering = true;
+        ProviderReport<Integer> other = new ProviderReport<>(replica.name(), replica.provider(), writes, LOOK_BACK,
+                Duration.ZERO, 10);
+        assertThat(other.readOn(List::size)).isEqualTo(1);
+        assertThat(replica.report().readOn(List::size)).as("within the gap: nothing read").isZero();
+        assertThat(replica.runs().value()).as("the report was read: no alert stays on").isZero();
+    }
+
+    /** A report as the services configure it, its gauge in meters of its own, and its provider's answers. */
+    private record FailedFiveTimes(Provider provider, String name, ProviderReport<Integer> report, Gauge runs) {
+    }
+
+    /** Five runs of a configured report whose provider did not answer, its gauge read before and after them. */
+    private FailedFiveTimes failedFiveTimes() {
         Provider provider = new Provider();
         provider.entries.add(0);
         provider.answering = false;
         MeterRegistry meters = new SimpleMeterRegistry();
         String name = name();
         ProviderReport<Integer> report = ProviderReport.configured("test.report", name, provider, writes, meters);
-        Gauge failedRuns = meters.get("saga.provider.report.failed.runs").tag("report", name).gauge();
-        assertThat(failedRuns.value()).as("there before any run, at 0").isZero();
-
+        Gauge runs = meters.get("saga.provider.report.failed.runs").tag("report", name).gauge();
+        assertThat(runs.value()).as("there before any run, at 0").isZero();
         for (int run = 1; run <= 5; run++) {
             report.readOn(List::size);
         }
-        assertThat(failedRuns.value()).as("what an alert rule reads where the log has its ALERT").isEqualTo(5);
-
-        provider.answering = true;
-        assertThat(report.readOn(List::size)).isEqualTo(1);
-        assertThat(failedRuns.value()).isZero();
+        assertThat(runs.value()).as("what an alert rule reads where the log has its ALERT").isEqualTo(5);
+        return new FailedFiveTimes(provider, name, report, runs);
     }
 
     @Test

@@ -371,7 +371,8 @@ class ShipmentWorkerTest {
 
         carrier.forgetKey(shipmentId.toString());
         String second = createdUnheardAtTheCarrier(shipmentId, orderId);
-        Optional<ShipmentRepository.AtCarrier> recorded = shipping.onCreatedAtCarrier(shipmentId, second).recordedAnother();
+        Optional<ShipmentRepository.AtCarrier> recorded =
+                shipping.onCreatedAtCarrier(shipmentId, second).recordedAnother();
         assertThat(recorded).as("a second parcel").hasValueSatisfying(r -> assertThat(r.carrierShipmentId()).isEqualTo(first));
         reconciliation.anotherParcel(recorded.get(), second);
 
@@ -431,7 +432,8 @@ class ShipmentWorkerTest {
 
     /** The server process of the connection the caller's transaction uses. */
     private int backendPid() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()");
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()");
              ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getInt(1);
@@ -532,7 +534,8 @@ class ShipmentWorkerTest {
         double unmatchedBefore = counter("saga.shipping.shipments.unmatched");
 
         assertThat(shipping.onCreatedAtCarrier(shipmentId, parcel).recordedAnother())
-                .as("the late answer: a parcel of none recorded").hasValueSatisfying(recorded -> assertThat(recorded.carrierShipmentId()).isNull());
+                .as("the late answer: a parcel of none recorded")
+                .hasValueSatisfying(recorded -> assertThat(recorded.carrierShipmentId()).isNull());
         try (LogCapture log = LogCapture.of(CarrierReconciliation.class)) {
             assertThat(reconciliation.reconcile()).as("adopted").doesNotContain(shipmentId);
             await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> carrier.shipmentsOf(orderId).stream()
