@@ -16,8 +16,7 @@ import java.util.regex.Pattern;
 /** The Prometheus alerting rules the project ships ({@code deploy/monitoring/alert-rules.yaml}), as tests read them. */
 record AlertRules(List<JsonNode> rules) {
 
-    static final Path FILE = Path.of(System.getProperty("saga.repo.root", "../.."))
-            .resolve("deploy/monitoring/alert-rules.yaml");
+    static final Path FILE = RepoRoot.path().resolve("deploy/monitoring/alert-rules.yaml");
     private static final Pattern SERIES = Pattern.compile("\\bsaga_[a-z_]+\\b");
 
     static AlertRules read() throws IOException {

@@ -31,7 +31,7 @@ class AlertRulesTest {
             assertThat(rule.path("annotations").path("summary").asText()).as(name).isNotBlank();
             assertThat(rule.path("annotations").path("description").asText()).as(name).isNotBlank();
         }
-        String readme = Files.readString(Path.of(System.getProperty("saga.repo.root", "../..")).resolve("README.md"));
+        String readme = Files.readString(RepoRoot.path().resolve("README.md"));
         assertThat(rules.series()).as("the series the rules watch").isNotEmpty()
                 .allSatisfy(series -> assertThat(readme).as("the README documents " + series).contains(series));
     }

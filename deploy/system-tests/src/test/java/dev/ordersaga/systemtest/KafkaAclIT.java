@@ -35,7 +35,7 @@ import static org.awaitility.Awaitility.await;
  */
 class KafkaAclIT {
 
-    private static final Path REPO = Path.of(System.getProperty("saga.repo.root", "../.."));
+    private static final Path REPO = RepoRoot.path();
     private static final Duration SETTLED = Duration.ofSeconds(90);
 
     @Test

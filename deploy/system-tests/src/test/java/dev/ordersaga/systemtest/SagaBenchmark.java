@@ -1063,6 +1063,8 @@ final class SagaBenchmark {
         @SuppressWarnings("unchecked") Map<String, Object> open = (Map<String, Object>) r.get("openLoop");
         @SuppressWarnings("unchecked") Map<String, Object> limit = (Map<String, Object>) r.get("physicalLimit");
         @SuppressWarnings("unchecked") Map<String, Object> machine = (Map<String, Object>) r.get("machineLoad");
+        @SuppressWarnings("unchecked") Map<String, Object> cpuByPhase =
+                (Map<String, Object>) r.get("cpuMillisPerSagaByProcess");
         long unfinished = (Long) r.get("unfinishedOrdersAtStart");
         String warning = unfinished == 0 ? "" : ("  WARNING: %d orders were unfinished at the start (an interrupted earlier run?); "
                 + "what of them still moved counted against this run\n").formatted(unfinished);
@@ -1099,8 +1101,7 @@ final class SagaBenchmark {
                 r.get("postsAnsweredBusy"), r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("walPerSaga"),
                 r.get("cpuSecondsPerSaga"),
                 machine.get("saturation"), machine.get("openLoop"),
-                ((Map<?, ?>) r.get("cpuMillisPerSagaByProcess")).get("saturation"),
-                ((Map<?, ?>) r.get("cpuMillisPerSagaByProcess")).get("openLoop"),
+                cpuByPhase.get("saturation"), cpuByPhase.get("openLoop"),
                 r.get("postgresCpuMillisPerSagaByKind"), r.get("openLoopPostgresCpuMillisPerSagaByKind"),
                 r.get("idleStackCoresByProcess"), r.get("jitCompilerCpuSeconds"), r.get("peakMemoryMiB"),
                 limit.get("pgbenchStepTps"), r.get("databaseCommitsPerSaga"),

@@ -260,13 +260,13 @@ final class SagaSystem implements AutoCloseable {
                 return rs.getString(1);
             }
         }
-        Path pid = Path.of(System.getProperty("saga.repo.root", "../..")).resolve(".stack/kafka/kafka.pid");
+        Path pid = RepoRoot.path().resolve(".stack/kafka/kafka.pid");
         return Files.exists(pid) ? Files.readString(pid).trim() : null;
     }
 
     /** Runs {@code deploy/stack/<part>.sh <action>} (postgres or kafka; stop or start), its output in a log of the run. */
     static void stack(String part, String action, String run) throws IOException, InterruptedException {
-        Path script = Path.of(System.getProperty("saga.repo.root", "../..")).resolve("deploy/stack/" + part + ".sh");
+        Path script = RepoRoot.path().resolve("deploy/stack/" + part + ".sh");
         Path log = Path.of("target", "system-test-logs", run + "-stack.log");
         Files.createDirectories(log.getParent());
         Process p = new ProcessBuilder("bash", script.toString(), action).redirectErrorStream(true)
@@ -536,7 +536,7 @@ final class SagaSystem implements AutoCloseable {
     }
 
     private AuditRun audit(String scopeOption, String scope) throws IOException, InterruptedException {
-        Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
+        Path root = RepoRoot.path();
         Path jar = root.resolve("deploy/audit/target/audit.jar");
         if (!Files.exists(jar)) {
             throw new IllegalStateException(jar + " is missing: package it first (./mvnw package)");

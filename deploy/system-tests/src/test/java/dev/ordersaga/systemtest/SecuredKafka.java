@@ -64,7 +64,7 @@ final class SecuredKafka implements AutoCloseable {
     }
 
     static SecuredKafka start() throws IOException, InterruptedException {
-        Path repo = Path.of(System.getProperty("saga.repo.root", "../.."));
+        Path repo = RepoRoot.path();
         Path libs = repo.resolve(".stack/kafka/libs").toAbsolutePath();
         if (!Files.isDirectory(libs)) {
             throw new IllegalStateException(libs + " is missing: start the local stack first (deploy/stack.sh up)");

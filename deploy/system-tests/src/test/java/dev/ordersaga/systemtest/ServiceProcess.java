@@ -80,7 +80,7 @@ final class ServiceProcess implements AutoCloseable {
     /** @param environment variables added to the process's environment, as a Deployment's {@code env} sets them */
     static ServiceProcess start(String module, String instance, int port, Map<String, String> properties,
                                 Map<String, String> environment) throws IOException {
-        Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
+        Path root = RepoRoot.path();
         Path jar = root.resolve(module).resolve("target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {
             throw new IllegalStateException(jar + " is missing: package the services first (./mvnw package)");
@@ -138,7 +138,7 @@ final class ServiceProcess implements AutoCloseable {
      * @param passwords each account's name and password
      */
     static Path operatorAccounts(String file, Map<String, String> passwords) throws IOException, InterruptedException {
-        Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
+        Path root = RepoRoot.path();
         StringBuilder accounts = new StringBuilder();
         for (Map.Entry<String, String> account : passwords.entrySet()) {
             Process script = new ProcessBuilder("bash", root.resolve("deploy/operator-account.sh").toString(), account.getKey())
@@ -202,7 +202,7 @@ final class ServiceProcess implements AutoCloseable {
 
     /** A plain executable jar (the sandboxes): ready when its port answers. */
     static ServiceProcess startJar(String jarPath, String instance, int port, List<String> args) throws IOException {
-        Path root = Path.of(System.getProperty("saga.repo.root", "../.."));
+        Path root = RepoRoot.path();
         Path jar = root.resolve(jarPath);
         if (!Files.exists(jar)) {
             throw new IllegalStateException(jar + " is missing: package it first (./mvnw package)");

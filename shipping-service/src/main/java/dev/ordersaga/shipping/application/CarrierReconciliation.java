@@ -115,13 +115,10 @@ public class CarrierReconciliation {
             LOG.infof("Shipment report: the carrier holds shipment %s of order %s, and the shipment is %s", carrierId,
                     shipment.orderId(), shipment.status());
             ShippingService.CarrierShipmentNoted noted = shipping.onCreatedAtCarrier(shipment.id(), carrierId);
-            if (noted.recordedAnother().isPresent()) {
-                // its create call's answer, or another parcel of this report, was recorded since the read
-                anotherParcel(noted.recordedAnother().get(), carrierId);
-                return false;
-            }
+            // its create call's answer, or another parcel of this report, was recorded since the read
+            noted.recordedAnother().ifPresent(recorded -> anotherParcel(recorded, carrierId));
             if (!noted.recorded()) {
-                // the same parcel, recorded since the read by its create call's answer: not news only the report told
+                // not this read's news: the same parcel, known from its create call's answer, or another one's
                 return false;
             }
             meters.counter("saga.shipping.shipments.reconciled").increment();

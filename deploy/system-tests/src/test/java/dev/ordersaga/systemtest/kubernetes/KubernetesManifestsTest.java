@@ -2,6 +2,7 @@ package dev.ordersaga.systemtest.kubernetes;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ordersaga.events.Topics;
+import dev.ordersaga.systemtest.RepoRoot;
 import dev.ordersaga.systemtest.kubernetes.ManifestChecks.ExternalSecrets;
 import dev.ordersaga.systemtest.kubernetes.ManifestChecks.ServiceConfig;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class KubernetesManifestsTest {
 
-    private static final Path REPO = Path.of(System.getProperty("saga.repo.root", "../.."));
+    private static final Path REPO = RepoRoot.path();
     private static final Path MANIFESTS = REPO.resolve("deploy/kubernetes");
     private static final Path TOPICS_FILE = REPO.resolve("deploy/stack/topics.txt");
     private static final Map<String, Rendered> RENDERED = new ConcurrentHashMap<>();

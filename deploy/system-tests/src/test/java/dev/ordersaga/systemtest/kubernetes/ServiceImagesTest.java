@@ -1,5 +1,6 @@
 package dev.ordersaga.systemtest.kubernetes;
 
+import dev.ordersaga.systemtest.RepoRoot;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -18,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ServiceImagesTest {
 
-    private static final Path REPO = Path.of(System.getProperty("saga.repo.root", "../.."));
+    private static final Path REPO = RepoRoot.path();
     private static final Pattern GC = Pattern.compile("GC_CONTAINER_OPTIONS=\"([^\"]+)\"");
 
     @Test
