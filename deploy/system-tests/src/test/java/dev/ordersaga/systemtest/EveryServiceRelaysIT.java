@@ -15,12 +15,25 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Each service streams its own outbox to its own topic, from its own database and slot. */
 class EveryServiceRelaysIT {
+
+    private static final Set<String> EVERY_SERVICE =
+            Set.of("saga_consumer_parked_total", "saga_relay_published_total", "saga_relay_slot_lost_total");
+    private static final Set<String> PAYMENT_SERIES = Set.of("saga_compensation_failures_total",
+            "saga_payment_charges_held_total", "saga_payment_settlements_unmatched_total",
+            "saga_provider_report_failed_runs");
+    private static final Set<String> SHIPPING_SERIES = Set.of("saga_compensation_failures_total",
+            "saga_shipping_shipments_held_total", "saga_shipping_shipments_unmatched_total",
+            "saga_provider_report_failed_runs");
+    private static final Pattern PARKED_TOPIC =
+            Pattern.compile("(?m)^saga_consumer_parked_total\\{[^}]*\\btopic=\"([^\"]+)\"");
 
     @Test
     void eachServiceRelaysItsOwnOutboxToItsOwnTopic() throws Exception {
@@ -32,6 +45,13 @@ class EveryServiceRelaysIT {
             for (ServiceProcess service : List.of(order, inventory, payment, shipping)) {
                 service.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
             }
+            // before any order: a rule's increase() sees the first incident only in a series that was there before it
+            // (a message parked from a replay topic counts under the topic it first came from, so those have none)
+            assertSeriesFromTheStart(order, Set.of("saga_orders_stalled"),
+                    Set.of(Topics.INVENTORY_EVENTS, Topics.PAYMENT_EVENTS, Topics.SHIPPING_EVENTS));
+            assertSeriesFromTheStart(inventory, Set.of(), Set.of(Topics.ORDER_EVENTS));
+            assertSeriesFromTheStart(payment, PAYMENT_SERIES, Set.of(Topics.ORDER_EVENTS, Topics.INVENTORY_EVENTS));
+            assertSeriesFromTheStart(shipping, SHIPPING_SERIES, Set.of(Topics.ORDER_EVENTS, Topics.PAYMENT_EVENTS));
 
             UUID orderId = OrderApi.placeOrder(order);
             assertRelayed(topics, "inventory_db", Topics.INVENTORY_EVENTS, new StockReleased("res-x", List.of()));
@@ -47,14 +67,33 @@ class EveryServiceRelaysIT {
                         .get("/operator/dead-letters").then().statusCode(200).contentType("application/json");
             }
 
-            // every series an alert rule watches is there from the start (at zero), in some service
-            Set<String> exposed = new TreeSet<>();
-            for (ServiceProcess service : List.of(order, inventory, payment, shipping)) {
-                exposed.addAll(AlertRules.exposed(given().baseUri(service.managementUrl()).get("/q/metrics")
-                        .then().statusCode(200).extract().asString()));
-            }
-            assertThat(exposed).containsAll(AlertRules.read().series());
         }
+    }
+
+    @Test
+    void theStartupCheckCoversEverySeriesTheRulesName() throws Exception {
+        Set<String> covered = new TreeSet<>(EVERY_SERVICE);
+        covered.add("saga_orders_stalled");
+        covered.addAll(PAYMENT_SERIES);
+        covered.addAll(SHIPPING_SERIES);
+        // a rule on a new series fails here until the check above says which service must expose it
+        assertThat(covered).isEqualTo(AlertRules.read().series());
+    }
+
+    /**
+     * The series a rule names that the service must expose once it started: those every service has, its own, and
+     * the parked counter of each topic its consumer reads (a rule groups by topic, so each needs its own series).
+     */
+    private static void assertSeriesFromTheStart(ServiceProcess service, Set<String> own, Set<String> consumedTopics) {
+        String metrics = given().baseUri(service.managementUrl()).get("/q/metrics")
+                .then().statusCode(200).extract().asString();
+        assertThat(AlertRules.exposed(metrics)).as(service.name()).containsAll(EVERY_SERVICE).containsAll(own);
+        Set<String> parkedTopics = new TreeSet<>();
+        Matcher m = PARKED_TOPIC.matcher(metrics);
+        while (m.find()) {
+            parkedTopics.add(m.group(1));
+        }
+        assertThat(parkedTopics).as(service.name()).isEqualTo(consumedTopics);
     }
 
     private static void assertRelayed(KafkaTopicProbe topics, String database, String topic, SagaEvent event) throws Exception {
