@@ -1,5 +1,6 @@
 package dev.ordersaga.order.domain;
 
+import dev.ordersaga.events.Reasons;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.GeneratedValue;
@@ -14,6 +15,8 @@ import java.util.UUID;
 @Entity
 @Table(name = "operator_action")
 public class OperatorAction {
+
+    static final int MAX_DETAIL_LENGTH = 512;
 
     @Id
     @GeneratedValue(strategy = GenerationType.IDENTITY)
@@ -42,7 +45,7 @@ public class OperatorAction {
         this.action = action;
         this.operator = operator;
         this.at = Instant.now();
-        this.detail = detail;
+        this.detail = Reasons.fit(detail, MAX_DETAIL_LENGTH);
     }
 
     public UUID orderId() {

@@ -79,6 +79,20 @@ class OperatorSignInTest {
                 .then().body("operator", equalTo(List.of("heidi@staff.example")));
     }
 
+    /** No standard bounds a name below an e-mail address's 254 characters: a longer one acts and is recorded whole. */
+    @Test
+    void aPersonWithALongNameActsAndIsRecordedUnderItWhole() {
+        String orderId = place();
+        String name = "h".repeat(240) + "@staff.example";
+        Map<String, Object> claims = provider.claimsFor("heidi", "operator");
+        claims.put("upn", name);
+        given().auth().oauth2(provider.sign(claims)).contentType(ContentType.JSON).body("{}")
+                .post("/operator/orders/{id}/cancel", orderId).then().statusCode(202);
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", orderId)
+                .then().body("operator", equalTo(List.of(name)))
+                .body("detail", equalTo(List.of("cancelled by operator " + name)));
+    }
+
     /** A provider rolls its signing key over: a token under the new key is taken without a restart, one under the old too. */
     @Test
     void aTokenSignedWithTheProvidersNextKeyIsTakenWithoutARestart() {
