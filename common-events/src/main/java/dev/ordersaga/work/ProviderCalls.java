@@ -2,6 +2,7 @@ package dev.ordersaga.work;
 
 import org.jboss.logging.Logger;
 
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -79,6 +80,30 @@ public final class ProviderCalls<T> {
         });
         executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         executor.setRemoveOnCancelPolicy(true);
+    }
+
+    /**
+     * Refuses a lease that a call can outlast. A claimed call may start as late as half its lease after its claim (see
+     * {@link #run}), so the whole call must fit in the other half: otherwise the lease can run out while the call is
+     * under way, and another worker, which takes a row whose lease ran out for one with no call under way, calls again
+     * or decides as if no call had been made.
+     *
+     * @param leaseSetting the lease's setting, and {@code what} the call's longest course, for the message
+     * @param longestCall  the longest one call can take, all its exchanges with the provider together
+     * @throws IllegalStateException for a service to refuse to start with
+     */
+    public static void requireLeaseOutlasts(String leaseSetting, Duration lease, Duration longestCall, String what) {
+        if (longestCall.compareTo(lease.dividedBy(2)) >= 0) {
+            throw new IllegalStateException(String.format("%s=%ss is too short: a claimed call may start %ss after its "
+                    + "claim and take up to %ss (%s), so its lease could run out while it is under way and another "
+                    + "worker call again; make the lease longer than %ss, or the provider's timeout shorter",
+                    leaseSetting, seconds(lease), seconds(lease.dividedBy(2)), seconds(longestCall), what,
+                    seconds(longestCall.multipliedBy(2))));
+        }
+    }
+
+    private static String seconds(Duration duration) {
+        return BigDecimal.valueOf(duration.toMillis(), 3).stripTrailingZeros().toPlainString();
     }
 
     /**

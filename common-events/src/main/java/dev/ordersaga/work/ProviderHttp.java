@@ -74,6 +74,14 @@ public final class ProviderHttp {
     }
 
     /**
+     * The longest one exchange can take: its deadline at twice the timeout, and a read of the answer's body under way
+     * then, which returns within one timeout more.
+     */
+    public Duration longestExchange() {
+        return Duration.ofMillis(3L * timeoutMillis);
+    }
+
+    /**
      * @param path     from the provider's root, already encoded
      * @param headers  request headers (Accept and Content-Type are set here)
      * @param jsonBody the JSON request body, or null for none

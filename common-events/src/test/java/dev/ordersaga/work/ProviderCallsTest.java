@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 class ProviderCallsTest {
@@ -56,6 +58,22 @@ class ProviderCallsTest {
     @AfterEach
     void stop() {
         calls.stop();
+    }
+
+    /** A call may start half its lease after the claim, so the whole call must fit in the other half. */
+    @Test
+    void aLeaseACallCanOutlastIsRefusedNamingWhatWouldFit() {
+        assertThatNoException().isThrownBy(() -> ProviderCalls.requireLeaseOutlasts("x.lease", Duration.ofSeconds(30),
+                Duration.ofSeconds(12), "two exchanges"));
+
+        assertThatThrownBy(() -> ProviderCalls.requireLeaseOutlasts("x.lease", Duration.ofSeconds(30),
+                Duration.ofSeconds(15), "two exchanges"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("x.lease=30s is too short: a claimed call may start 15s after its claim and take up to 15s "
+                        + "(two exchanges), so its lease could run out while it is under way and another worker call "
+                        + "again; make the lease longer than 30s, or the provider's timeout shorter");
+        assertThatThrownBy(() -> ProviderCalls.requireLeaseOutlasts("x.lease", Duration.ofMillis(2500),
+                Duration.ofMillis(1800), "one exchange")).hasMessageContaining("make the lease longer than 3.6s");
     }
 
     @Test

@@ -71,6 +71,9 @@ public class PaymentWorker {
 
     @PostConstruct
     void start() {
+        // the longest call: a status query that finds no charge, then the charge under the same key
+        ProviderCalls.requireLeaseOutlasts("payment.worker.lease", lease, provider.longestExchange().multipliedBy(2),
+                "a status query and a charge, each up to 3 x payment.provider.timeout");
         calls = new ProviderCalls<>("payment-worker", threads, payments::claim, payments::claimDue, this::work, lease);
         refundFailures = compensationFailures("refund");
         chargeStatusFailures = compensationFailures("charge-status");

@@ -80,6 +80,11 @@ public class PaymentProviderClient {
         http = new ProviderHttp(baseUrl, timeout);
     }
 
+    /** See {@link ProviderHttp#longestExchange()}. */
+    public Duration longestExchange() {
+        return http.longestExchange();
+    }
+
     /** POST /v1/charges. */
     public ChargeOutcome charge(String idempotencyKey, BigDecimal amount, String currency, String token, String reference) {
         Map<String, Object> body = new LinkedHashMap<>();

@@ -65,7 +65,9 @@ class ProviderCallOutsideTransactionTest {
     public static class PatientClient implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("payment.provider.timeout", "15s", "payment.worker.threads", "64");
+            // a lease the patient calls cannot outlast, or the service refuses to start
+            return Map.of("payment.provider.timeout", "15s", "payment.worker.lease", "200s",
+                    "payment.worker.threads", "64");
         }
     }
 

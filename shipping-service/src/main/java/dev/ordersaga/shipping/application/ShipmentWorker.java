@@ -6,6 +6,7 @@ import dev.ordersaga.shipping.domain.IllegalTransitionException;
 import dev.ordersaga.shipping.provider.CarrierClient;
 import dev.ordersaga.work.ProviderCalls;
 import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -24,6 +25,7 @@ import java.time.Duration;
  * new transaction. A claim whose caller died runs out, and the row is taken up again with the same key.
  */
 @ApplicationScoped
+@Startup // a lease its calls can outlast stops the service at its start, not at the first sweep
 public class ShipmentWorker {
 
     private static final Logger LOG = Logger.getLogger(ShipmentWorker.class);
@@ -50,6 +52,9 @@ public class ShipmentWorker {
 
     @PostConstruct
     void start() {
+        // the longest call: a cancel that looks its shipment up by key first
+        ProviderCalls.requireLeaseOutlasts("shipping.worker.lease", lease, carrier.longestExchange().multipliedBy(2),
+                "a lookup and a cancel, each up to 3 x shipping.carrier.timeout");
         calls = new ProviderCalls<>("shipment-worker", threads, shipping::claim, shipping::claimDue, this::perform, lease);
     }
 

@@ -49,6 +49,11 @@ public class CarrierClient {
         this.http = new ProviderHttp(this.baseUrl, timeout);
     }
 
+    /** See {@link ProviderHttp#longestExchange()}. */
+    public Duration longestExchange() {
+        return http.longestExchange();
+    }
+
     /** The parcel's destination, in the carrier's terms. */
     public record Destination(String name, String line1, String line2, String city, String postalCode, String country) {
     }
