@@ -480,6 +480,10 @@ class PaymentSandboxTest {
                 .isInstanceOf(HttpTimeoutException.class);
         assertThat(client.slowedAnswers()).as("the charge's and the status's answers, not the ledger's")
                 .isEqualTo(slowedBefore + 2);
+        // the report is slowed too, but read on a schedule whatever the load: no call of an order went unanswered
+        assertThatThrownBy(() -> client.getOrThrow("/v1/reports/settlements", SHORT_CLIENT_TIMEOUT))
+                .isInstanceOf(HttpTimeoutException.class);
+        assertThat(client.slowedAnswers()).as("not the report's").isEqualTo(slowedBefore + 2);
 
         assertThat(client.slow(0)).isEqualTo(slowedBefore + 2);
 
