@@ -247,6 +247,11 @@ class KubernetesManifestsTest {
     }
 
     @Test
+    void prodPutsKafkasNodesAndPostgresInstancesOnDifferentNodes() {
+        assertThat(ManifestChecks.statefulSpread(rendered("prod"))).isEmpty();
+    }
+
+    @Test
     void prodPullsEveryImageFromARegistry() {
         assertThat(ManifestChecks.registries(rendered("prod"))).isEmpty();
     }
@@ -310,7 +315,7 @@ class KubernetesManifestsTest {
     void aGracePeriodShorterThanTheSlowestGracefulStopIsReported(@TempDir Path temp) {
         Path manifests = copyOfManifests(temp);
         edit(manifests.resolve("base/payment-service.yaml"), yaml -> replaceOnce(yaml,
-                "terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 45"));
+                "terminationGracePeriodSeconds: 75", "terminationGracePeriodSeconds: 60"));
         // a longer drain lengthens the stop it is part of
         edit(manifests.resolve("base/order-service.yaml"),
                 yaml -> replaceOnce(yaml, "value: \"10s\"", "value: \"30s\""));
@@ -318,9 +323,9 @@ class KubernetesManifestsTest {
         assertThat(ManifestChecks.gracePeriods(render(manifests, "prod"), CONFIGS)).containsExactly(
                 "Deployment order-service: terminationGracePeriodSeconds 60 is shorter than its slowest graceful stop, "
                         + "67 s (shutdown delay 30 s, relay 30 s, Kafka consumer 2 s, dead letters' producer 5 s)",
-                "Deployment payment-service: terminationGracePeriodSeconds 45 is shorter than its slowest graceful stop, "
-                        + "57 s (shutdown delay 10 s, relay 30 s, provider calls 10 s, Kafka consumer 2 s, "
-                        + "dead letters' producer 5 s)");
+                "Deployment payment-service: terminationGracePeriodSeconds 60 is shorter than its slowest graceful stop, "
+                        + "67 s (shutdown delay 10 s, relay 30 s, provider calls 10 s, surpluses' calls 10 s, "
+                        + "Kafka consumer 2 s, dead letters' producer 5 s)");
     }
 
     @Test
@@ -437,6 +442,21 @@ class KubernetesManifestsTest {
                         + "ScheduleAnyway, not DoNotSchedule, so the scheduler may put its replicas on one node",
                 "Deployment shipping-service: its spread across kubernetes.io/hostname counts cordoned nodes "
                         + "(nodeTaintsPolicy is not Honor), so on two nodes the replica a drain evicts can be placed nowhere");
+    }
+
+    @Test
+    void kafkaNodesOrPostgresInstancesThatMayShareAMachineAreReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("overlays/prod/kafka.yaml"),
+                yaml -> replaceOnce(yaml, "strimzi.io/pool-name: dual-role", "strimzi.io/pool-name: another-pool"));
+        edit(manifests.resolve("overlays/prod/postgres.yaml"),
+                yaml -> replaceOnce(yaml, "podAntiAffinityType: required", "podAntiAffinityType: preferred"));
+
+        assertThat(ManifestChecks.statefulSpread(render(manifests, "prod"))).containsExactly(
+                "KafkaNodePool dual-role: no required pod anti-affinity across kubernetes.io/hostname selects its pods, "
+                        + "so its nodes may share a machine",
+                "Cluster order-saga-db: its instances are kept apart across kubernetes.io/hostname only by preference "
+                        + "(affinity.podAntiAffinityType is not required), so they may share a machine");
     }
 
     @Test

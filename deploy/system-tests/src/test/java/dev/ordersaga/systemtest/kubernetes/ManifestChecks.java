@@ -2,6 +2,7 @@ package dev.ordersaga.systemtest.kubernetes;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.MissingNode;
 
 import java.io.IOException;
@@ -62,9 +63,15 @@ final class ManifestChecks {
      * once the shutdown hook returns.
      */
     private static final Duration RELAY_STOP = Duration.ofSeconds(30);
-    /** ProviderCalls.stop (common-events) awaits the calls under way for up to 10 s: PaymentWorker, ShipmentWorker. */
+    /**
+     * ProviderCalls.stop (common-events) awaits the calls under way for up to 10 s, each of a service's runtimes of
+     * them in turn: its worker's and its surpluses' (Surpluses.stop).
+     */
     private static final Duration PROVIDER_CALLS_STOP = Duration.ofSeconds(10);
-    /** The services whose ShutdownEvent stops provider calls (PaymentWorker.onShutdown, ShipmentWorker.stop). */
+    /**
+     * The services whose ShutdownEvent stops provider calls: the worker (PaymentWorker.onShutdown, ShipmentWorker.stop)
+     * and the surpluses' undoing (SurplusRefunds.onShutdown, SurplusCancels.onShutdown).
+     */
     private static final Set<String> WITH_PROVIDER_CALLS = Set.of("payment", "shipping");
     /** DeadLetters.close (@PreDestroy, common-events) closes its producer within 5 s. */
     private static final Duration DEAD_LETTERS_CLOSE = Duration.ofSeconds(5);
@@ -212,6 +219,7 @@ final class ManifestChecks {
         stop.put("relay", RELAY_STOP);
         if (WITH_PROVIDER_CALLS.contains(config.service())) {
             stop.put("provider calls", PROVIDER_CALLS_STOP);
+            stop.put("surpluses' calls", PROVIDER_CALLS_STOP);
         }
         stop.put("Kafka consumer", CONSUMER_CLOSE);
         stop.put("dead letters' producer", DEAD_LETTERS_CLOSE);
@@ -291,6 +299,40 @@ final class ManifestChecks {
                             + "not Honor), so on two nodes the replica a drain evicts can be placed nowhere");
                 }
             });
+        }
+        return problems;
+    }
+
+    /**
+     * Kafka's nodes and PostgreSQL's instances each on a Kubernetes node of its own, strictly: two Kafka nodes of three
+     * on one machine lose the KRaft quorum with it, and two PostgreSQL standbys on one leave a primary that requires a
+     * synchronous standby waiting on every commit. Neither operator spreads them strictly by itself (Strimzi not at all,
+     * CloudNativePG only by preference).
+     */
+    static List<String> statefulSpread(Rendered rendered) {
+        List<String> problems = new ArrayList<>();
+        for (JsonNode pool : rendered.ofKind("KafkaNodePool")) {
+            // the labels Strimzi gives the pool's pods
+            JsonNode podLabels = JsonNodeFactory.instance.objectNode()
+                    .put("strimzi.io/cluster", pool.at("/metadata/labels/strimzi.io~1cluster").asText())
+                    .put("strimzi.io/pool-name", name(pool));
+            boolean apart = list(pool.at("/spec/template/pod/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution"))
+                    .stream().anyMatch(term -> HOSTNAME.equals(term.path("topologyKey").asText())
+                            && selects(term.at("/labelSelector/matchLabels"), podLabels));
+            if (pool.at("/spec/replicas").asInt(1) > 1 && !apart) {
+                problems.add(describe(pool) + ": no required pod anti-affinity across " + HOSTNAME + " selects its pods, "
+                        + "so its nodes may share a machine");
+            }
+        }
+        for (JsonNode cluster : rendered.ofKind("Cluster")) {
+            JsonNode affinity = cluster.at("/spec/affinity");
+            boolean apart = affinity.path("enablePodAntiAffinity").asBoolean(true)
+                    && "required".equals(affinity.path("podAntiAffinityType").asText())
+                    && HOSTNAME.equals(affinity.path("topologyKey").asText(HOSTNAME));
+            if (cluster.at("/spec/instances").asInt(1) > 1 && !apart) {
+                problems.add(describe(cluster) + ": its instances are kept apart across " + HOSTNAME + " only by "
+                        + "preference (affinity.podAntiAffinityType is not required), so they may share a machine");
+            }
         }
         return problems;
     }
