@@ -34,9 +34,13 @@ final class ConsumerLag {
     private ConsumerLag() {
     }
 
-    /** Each service's group (named as the service) and the records it has yet to commit; a partition it never committed counts whole. */
+    /**
+     * Each service's group (named as the service) and the records it has yet to commit; a partition it never committed
+     * counts whole.
+     */
     static Map<String, Long> behind() throws Exception {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestStack.kafkaBootstrap()))) {
+        Map<String, Object> config = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestStack.kafkaBootstrap());
+        try (Admin admin = Admin.create(config)) {
             Map<String, Long> behind = new TreeMap<>();
             for (Map.Entry<String, List<String>> group : CONSUMED.entrySet()) {
                 Map<TopicPartition, OffsetSpec> latest = new HashMap<>();

@@ -153,16 +153,17 @@ class FaultInjectionIT {
                     }
                 }
             }
-            // Settled is not quiet: a copy of an event (the publish-twice switch's, a relay's after a kill) may still be on
-            // its way to a consumer, and an effect it applied twice after the audit read would go unseen. So an audit
-            // counts only if every consumer had committed all that was published before it read.
+            // Settled is not quiet: a copy of an event (the publish-twice switch's, a relay's after a kill) may still be
+            // on its way to a consumer, and an effect it applied twice after the audit read would go unseen. So an
+            // audit counts only if every consumer had committed all that was published before it read.
             SagaSystem.AuditRun[] last = new SagaSystem.AuditRun[1];
             AtomicReference<Map<String, Long>> behind = new AtomicReference<>(Map.of());
             try {
                 await("every consumer caught up, then the audit finds no violation").atMost(Duration.ofSeconds(120))
                         .pollInterval(Duration.ofSeconds(3)).until(() -> {
                             behind.set(ConsumerLag.behind());
-                            return ConsumerLag.caughtUp(behind.get()) && (last[0] = saga.audit(startedAt)).exitCode() == 0;
+                            return ConsumerLag.caughtUp(behind.get())
+                                    && (last[0] = saga.audit(startedAt)).exitCode() == 0;
                         });
             } catch (org.awaitility.core.ConditionTimeoutException e) {
                 throw new AssertionError("seed " + seed + ", records the consumers had yet to apply " + behind.get()
@@ -181,7 +182,7 @@ class FaultInjectionIT {
             assertThat(retried + cancelled).as("orders that waited for an operator: each outage holds one at least")
                     .isGreaterThanOrEqualTo(rounds);
             assertThat(everyEventCameTwice(last[0].report()))
-                    .as("every event of the run's orders was delivered twice at least (the relays' publish-twice switch)")
+                    .as("every event of the run's orders delivered twice at least (the relays' publish-twice switch)")
                     .isTrue();
         } finally {
             spells.shutdownNow();

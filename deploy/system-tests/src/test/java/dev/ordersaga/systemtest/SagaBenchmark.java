@@ -156,7 +156,8 @@ final class SagaBenchmark {
         // its first seconds run unmeasured, and its orders' latencies count only once the queues are what the rate
         // makes them (its CPU and commits count whole, a saga being a saga)
         int leadIn = Math.min(OPEN_LOOP_LEAD_IN_SECONDS, settings.openLoopSeconds());
-        System.out.printf("open loop: %.1f orders/s, %d s measured after %d s%n", rate, settings.openLoopSeconds(), leadIn);
+        System.out.printf("open loop: %.1f orders/s, %d s measured after %d s%n", rate, settings.openLoopSeconds(),
+                leadIn);
         long openMark = timelineMark();
         long openCommitsBefore = commits();
         long[] openWalBefore = wal();
@@ -1113,7 +1114,8 @@ final class SagaBenchmark {
                   statements per saga, by service (saturation phase; pg_stat_statements):%s
                   rows per saga, by table (saturation phase):
                 %s""".formatted(r.get("machine"), r.get("postgresDurable"), r.get("services"), sat.get("confirmedSagasPerSecond"), sat.get("orders"),
-                sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("warmupSeconds"), open.get("warmupLastSliceJitCores"), open.get("leadInSeconds"), open.get("postToConfirmedMillis"),
+                sat.get("concurrency"), open.get("ratePerSecond"), open.get("seconds"), open.get("warmupSeconds"), open.get("warmupLastSliceJitCores"),
+                open.get("leadInSeconds"), open.get("postToConfirmedMillis"),
                 open.get("databaseCommitsPerSaga"), open.get("walPerSaga"), open.get("cpuSecondsPerSaga"), open.get("coresBusy"),
                 r.get("postsAnsweredBusy"), r.get("commitToConsumerMillis"), r.get("databaseCommitsPerSaga"), r.get("walPerSaga"),
                 r.get("cpuSecondsPerSaga"),

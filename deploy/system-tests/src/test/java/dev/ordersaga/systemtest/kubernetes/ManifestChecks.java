@@ -316,12 +316,13 @@ final class ManifestChecks {
             JsonNode podLabels = JsonNodeFactory.instance.objectNode()
                     .put("strimzi.io/cluster", pool.at("/metadata/labels/strimzi.io~1cluster").asText())
                     .put("strimzi.io/pool-name", name(pool));
-            boolean apart = list(pool.at("/spec/template/pod/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution"))
-                    .stream().anyMatch(term -> HOSTNAME.equals(term.path("topologyKey").asText())
+            JsonNode required = pool.at("/spec/template/pod/affinity/podAntiAffinity/"
+                    + "requiredDuringSchedulingIgnoredDuringExecution");
+            boolean apart = list(required).stream().anyMatch(term -> HOSTNAME.equals(term.path("topologyKey").asText())
                             && selects(term.at("/labelSelector/matchLabels"), podLabels));
             if (pool.at("/spec/replicas").asInt(1) > 1 && !apart) {
-                problems.add(describe(pool) + ": no required pod anti-affinity across " + HOSTNAME + " selects its pods, "
-                        + "so its nodes may share a machine");
+                problems.add(describe(pool) + ": no required pod anti-affinity across " + HOSTNAME
+                        + " selects its pods, so its nodes may share a machine");
             }
         }
         for (JsonNode cluster : rendered.ofKind("Cluster")) {
