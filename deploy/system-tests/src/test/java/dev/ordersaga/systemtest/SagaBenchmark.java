@@ -84,6 +84,9 @@ final class SagaBenchmark {
 
     /** The measured open loop's first seconds, whose orders' latencies are not counted (see {@link #run}). */
     private static final int OPEN_LOOP_LEAD_IN_SECONDS = 10;
+    /** The key under which {@link #cpuTicks()} counts PostgreSQL's ended processes. */
+    static final String ENDED = "postgres#ended";
+    private static final String ENDED_KIND = "processes that ended during the phase";
     private static final List<String> DATABASES = List.of("order_db", "inventory_db", "payment_db", "shipping_db");
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
@@ -739,15 +742,60 @@ final class SagaBenchmark {
         }
     }
 
-    /** CPU clock ticks (user + system) of every process of the stack, by a readable name. */
+    /**
+     * CPU clock ticks (user + system) of every process of the stack, by a readable name, and under {@link #ENDED} the
+     * ticks of the PostgreSQL processes that have ended, as the postmaster has counted its reaped children. Read last,
+     * so that a process found ended while this reads is more likely counted there already.
+     */
     private Map<String, Long> cpuTicks() throws IOException {
         Map<String, Long> ticks = new LinkedHashMap<>();
+        Map<Long, Long> postgresParents = new LinkedHashMap<>();
         for (var p : processes().entrySet()) {
             try {
-                ticks.put(p.getKey(), ticksOf(Path.of("/proc", Long.toString(p.getValue()), "stat")));
+                String[] f = statFields(Path.of("/proc", Long.toString(p.getValue()), "stat"));
+                ticks.put(p.getKey(), Long.parseLong(f[11]) + Long.parseLong(f[12]));
+                if (p.getKey().startsWith("postgres#")) {
+                    postgresParents.put(p.getValue(), Long.parseLong(f[1]));
+                }
             } catch (IOException gone) {
                 // a PostgreSQL backend that ended between listing and reading
             }
+        }
+        for (var p : postgresParents.entrySet()) {
+            if (!postgresParents.containsKey(p.getValue())) {
+                try {
+                    String[] f = statFields(Path.of("/proc", Long.toString(p.getKey()), "stat"));
+                    ticks.put(ENDED, Long.parseLong(f[13]) + Long.parseLong(f[14]));
+                } catch (IOException gone) {
+                    // PostgreSQL stopped: the phase fails on its own
+                }
+            }
+        }
+        return ticks;
+    }
+
+    /**
+     * Each process's CPU ticks within a phase, from two {@link #cpuTicks()} readings. A PostgreSQL process that ended
+     * within it (an autovacuum worker, a session its pool closed) is missing from the second reading; its ticks are in
+     * the postmaster's count of its ended children, which holds their whole lives, so what the first reading had seen
+     * of them is taken off.
+     */
+    static Map<String, Long> phaseTicks(Map<String, Long> before, Map<String, Long> after) {
+        Map<String, Long> ticks = new LinkedHashMap<>();
+        after.forEach((process, t) -> {
+            if (!process.equals(ENDED)) {
+                ticks.put(process, t - before.getOrDefault(process, 0L));
+            }
+        });
+        if (before.containsKey(ENDED) && after.containsKey(ENDED)) {
+            long ended = after.get(ENDED) - before.get(ENDED);
+            for (var e : before.entrySet()) {
+                if (e.getKey().startsWith("postgres#") && !after.containsKey(e.getKey())) {
+                    ended -= e.getValue();
+                }
+            }
+            // a process read just before it ended and reaped just after the postmaster was read
+            ticks.put(ENDED, Math.max(0, ended));
         }
         return ticks;
     }
@@ -800,17 +848,20 @@ final class SagaBenchmark {
 
     /** User and system CPU clock ticks of one process (or thread), from its /proc/PID/stat. */
     private static long ticksOf(Path stat) throws IOException {
-        String[] f = Files.readString(stat).replaceAll("^.*\\) ", "").split(" ");
+        String[] f = statFields(stat);
         return Long.parseLong(f[11]) + Long.parseLong(f[12]);
     }
 
+    /** The fields of a /proc/PID/stat after the command's name: [0] is the state, [1] the parent, [11] utime. */
+    private static String[] statFields(Path stat) throws IOException {
+        return Files.readString(stat).replaceAll("^.*\\) ", "").split(" ");
+    }
+
     /** CPU seconds between two {@link #cpuTicks()} readings, PostgreSQL's processes summed under one name. */
-    private static Map<String, Double> cpuSecondsByProcess(Map<String, Long> before, Map<String, Long> after) {
+    static Map<String, Double> cpuSecondsByProcess(Map<String, Long> before, Map<String, Long> after) {
         Map<String, Double> seconds = new LinkedHashMap<>();
-        for (var e : after.entrySet()) {
-            double s = (e.getValue() - before.getOrDefault(e.getKey(), 0L)) / 100.0;
-            seconds.merge(e.getKey().replaceAll("#\\d+$", ""), s, Double::sum);
-        }
+        phaseTicks(before, after).forEach((process, t) -> seconds.merge(process.replaceAll("#.*$", ""), t / 100.0,
+                Double::sum));
         return seconds;
     }
 
@@ -824,18 +875,20 @@ final class SagaBenchmark {
      * PostgreSQL's CPU by what its processes do, in milliseconds a saga: the services' sessions (protocol, parsing,
      * planning, executing, committing), the walsenders that decode the log for the relays, the WAL writer,
      * checkpointer and background writer, autovacuum, and the rest (the postmaster, the benchmark's own looks).
-     * A session that ended during the phase is missing from it.
+     * What the processes that ended during the phase took is counted apart, their kinds unknown.
      */
     private Map<String, Double> postgresCpuByKind(Map<String, Long> before, Map<String, Long> after, int sagas) {
         Map<String, Double> millis = new LinkedHashMap<>();
         for (String kind : List.of("service sessions", "walsenders", "WAL writer, checkpointer, background writer",
-                "autovacuum", "other")) {
+                "autovacuum", "other", ENDED_KIND)) {
             millis.put(kind, 0.0);
         }
-        for (var e : after.entrySet()) {
-            if (e.getKey().startsWith("postgres#")) {
+        for (var e : phaseTicks(before, after).entrySet()) {
+            if (e.getKey().equals(ENDED)) {
+                millis.merge(ENDED_KIND, e.getValue() * 10.0 / sagas, Double::sum);
+            } else if (e.getKey().startsWith("postgres#")) {
                 String kind = postgresKinds.getOrDefault(Long.parseLong(e.getKey().substring("postgres#".length())), "other");
-                millis.merge(kind, (e.getValue() - before.getOrDefault(e.getKey(), 0L)) * 10.0 / sagas, Double::sum);
+                millis.merge(kind, e.getValue() * 10.0 / sagas, Double::sum);
             }
         }
         millis.replaceAll((kind, ms) -> round(ms));
