@@ -128,6 +128,9 @@ final class ServiceProcess implements AutoCloseable {
             assertThat(service.awaitExit(Duration.ofSeconds(90))).as(instance + "'s exit code").isNotZero();
             assertThat(service.logContains(because)).as(instance + "'s log says: " + because).isTrue();
             assertThat(service.logLineOf("Listening on")).as(instance + " never listened").isNegative();
+            // a refusal comes before the service's work begins, not after its scheduled tasks have failed a few times
+            assertThat(service.logLineOf("Error occurred while executing task")).as(instance + " ran no scheduled task")
+                    .isNegative();
         }
     }
 

@@ -22,6 +22,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.TransactionPhase;
 import jakarta.inject.Inject;
+import jakarta.interceptor.Interceptor;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -36,7 +37,9 @@ import java.time.Instant;
  * the state machine (which publishes via the outbox).
  */
 @ApplicationScoped
-@Startup // its counters exist from the start, at zero, for the alert rules
+// its counters exist from the start, at zero, for the alert rules; and it is made before the scheduler starts
+// (priority 0), so that a lease its calls can outlast stops the service before any sweep has run
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 public class PaymentWorker {
 
     private static final Logger LOG = Logger.getLogger(PaymentWorker.class);

@@ -13,6 +13,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.TransactionPhase;
 import jakarta.inject.Inject;
+import jakarta.interceptor.Interceptor;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -25,7 +26,8 @@ import java.time.Duration;
  * new transaction. A claim whose caller died runs out, and the row is taken up again with the same key.
  */
 @ApplicationScoped
-@Startup // a lease its calls can outlast stops the service at its start, not at the first sweep
+// made before the scheduler starts (priority 0): a lease its calls can outlast stops the service before any sweep
+@Startup(Interceptor.Priority.PLATFORM_BEFORE - 1)
 public class ShipmentWorker {
 
     private static final Logger LOG = Logger.getLogger(ShipmentWorker.class);
