@@ -19,12 +19,14 @@ import dev.ordersaga.inventory.persistence.ReservationRepository;
 import dev.ordersaga.inventory.persistence.StockRepository;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 import org.jboss.logging.Logger;
 
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -154,9 +156,29 @@ public class InventoryService {
     /** PUT /stock/{sku}: sets the available units, creating the SKU. */
     @Transactional
     public Stock setAvailable(String sku, int quantity) {
-        Stock row = stock.lockOrCreate(sku);
+        return adjusted(stock.lockOrCreate(sku), quantity);
+    }
+
+    /**
+     * PUT /stock/{sku} with If-Match: sets the available units only while the SKU's counts are what the caller read.
+     *
+     * @param expectedTags the {@link Stock#tag()}s the caller accepts; any existing SKU's when it holds "*"
+     * @throws StockChangedException when the SKU is missing or its counts differ (nothing is changed)
+     */
+    @Transactional
+    public Stock setAvailable(String sku, int quantity, Set<String> expectedTags) {
+        Stock row = stock.findByIdOptional(sku, LockModeType.PESSIMISTIC_WRITE)
+                .orElseThrow(() -> new StockChangedException(sku, null));
+        if (!expectedTags.contains("*") && !expectedTags.contains(row.tag())) {
+            throw new StockChangedException(sku, row);
+        }
+        return adjusted(row, quantity);
+    }
+
+    private static Stock adjusted(Stock row, int quantity) {
         row.adjustAvailableTo(quantity);
-        LOG.infof("Stock of %s set to %d available (%d reserved, %d shipped)", sku, quantity, row.reserved(), row.shipped());
+        LOG.infof("Stock of %s set to %d available (%d reserved, %d shipped)", row.sku(), quantity, row.reserved(),
+                row.shipped());
         return row;
     }
 

@@ -1,7 +1,9 @@
 package dev.ordersaga.inventory.domain;
 
+import dev.ordersaga.eventing.NotRetryable;
+
 /** A stock movement that would leave a count below zero. Stock is never negative. */
-public class NegativeStockException extends RuntimeException {
+public class NegativeStockException extends RuntimeException implements NotRetryable {
 
     public NegativeStockException(String message) {
         super(message);

@@ -235,7 +235,7 @@ public class Reservation {
     private static Stock stockOf(Map<String, Stock> lockedStock, String sku) {
         Stock stock = lockedStock.get(sku);
         if (stock == null) {
-            throw new IllegalStateException("stock of " + sku + " is not locked");
+            throw new StockNotLockedException(sku);
         }
         return stock;
     }

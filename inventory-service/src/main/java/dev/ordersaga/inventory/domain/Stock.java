@@ -71,6 +71,15 @@ public class Stock {
         available = quantity;
     }
 
+    /**
+     * An entity tag of the counts, for an operator's conditional set: a set computed from counts read earlier holds
+     * only while they are what was read, and the saga moves units between them at any time. The counts themselves
+     * rather than a version: counts that came back to what was read make the same set right again.
+     */
+    public String tag() {
+        return available + "-" + reserved + "-" + shipped;
+    }
+
     public boolean canReserve(int quantity) {
         return quantity > 0 && available >= quantity;
     }

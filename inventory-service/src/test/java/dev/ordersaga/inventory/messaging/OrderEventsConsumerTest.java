@@ -6,6 +6,8 @@ import dev.ordersaga.events.OrderCancelled;
 import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.OrderCreated;
 import dev.ordersaga.events.Topics;
+import dev.ordersaga.inventory.InventoryRows;
+import dev.ordersaga.inventory.application.InventoryService;
 import dev.ordersaga.testing.Inboxes;
 import dev.ordersaga.testing.KafkaTestProducer;
 import dev.ordersaga.testing.KafkaTopicProbe;
@@ -20,6 +22,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
@@ -49,6 +52,16 @@ class OrderEventsConsumerTest {
 
     @Inject
     OrderEventsConsumer consumer;
+
+    @Inject
+    InventoryService inventory;
+
+    private InventoryRows rows;
+
+    @BeforeEach
+    void rows() {
+        rows = new InventoryRows(dataSource);
+    }
 
     @BeforeAll
     static void connect() {
@@ -154,6 +167,36 @@ class OrderEventsConsumerTest {
             assertThat(dlq.awaitKey(poisoned.toString(), Duration.ofSeconds(30)).value())
                     .isEqualTo("{\"this is\": \"not an event\"}");
         }
+    }
+
+    /**
+     * Stock that disagrees with a reservation (a hand-made fix, a partial restore) fails the same way on every try: the
+     * event is parked at once with its reason, not retried until the channel stops and every other saga waits.
+     */
+    @Test
+    void aReleaseTheStockCannotCoverIsParkedAtOnceAndNothingMoves() throws Exception {
+        String sku = InventoryRows.newSku("disagree");
+        inventory.setAvailable(sku, 5);
+        UUID orderId = UUID.randomUUID();
+        consumer.consume(poll(record(orderId, EventCodec.encode(
+                EventEnvelope.of(orderId, "d-" + orderId, null, InventoryRows.orderOf(sku, 2))))));
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("RESERVED");
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE stock SET available = 4, reserved = 1 WHERE sku = ?")) {
+            ps.setString(1, sku);
+            ps.executeUpdate();
+        }
+        EventEnvelope<OrderCancelling> cancelling = EventEnvelope.of(orderId, "d-" + orderId, null,
+                new OrderCancelling("customer changed their mind", "customer"));
+
+        try (KafkaTopicProbe dlq = KafkaTopicProbe.fromNow(Topics.INVENTORY_DLQ)) {
+            consumer.consume(poll(record(orderId, EventCodec.encode(cancelling))));
+
+            KafkaTopicProbe.Received parked = dlq.awaitKey(orderId.toString(), Duration.ofSeconds(5));
+            assertThat(parked.header("dead-letter-reason")).contains("cannot release 2 of " + sku + ": reserved is 1");
+        }
+        assertThat(rows.stock(sku)).as("nothing moved").isEqualTo("4/1/0");
+        assertThat(rows.reservationStatus(orderId)).isEqualTo("RESERVED");
     }
 
     @Test

@@ -61,6 +61,72 @@ class StockResourceTest {
                 .as("stocked: 7 made available, then taken away").isZero();
     }
 
+    /**
+     * An operator works out the count from a GET (units on the shelf less those reserved); the saga reserves a unit
+     * before the set lands. With the GET's ETag in If-Match the set is refused and nothing is sold twice; read again,
+     * it is made.
+     */
+    @Test
+    void aSetConditionalOnCountsThatChangedIsRefusedAndChangesNothing() throws Exception {
+        String sku = InventoryRows.newSku("ifmatch");
+        String first = asOperator().contentType(ContentType.JSON).body("{\"quantity\": 5}")
+                .when().put("/stock/" + sku).then().statusCode(200).extract().header("ETag");
+        String read = given().when().get("/stock/" + sku).then().statusCode(200).extract().header("ETag");
+        assertThat(read).isEqualTo(first).isEqualTo("\"5-0-0\"");
+        moveOneToReserved(sku);
+
+        asOperator().contentType(ContentType.JSON).header("If-Match", read).body("{\"quantity\": 5}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(412)
+                .contentType("application/problem+json")
+                .header("ETag", "\"4-1-0\"")
+                .body("title", equalTo("Stock changed"))
+                .body("detail", containsString("now 4 available, 1 reserved, 0 shipped"));
+        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing set").isEqualTo("4/1/0");
+
+        String again = given().when().get("/stock/" + sku).then().statusCode(200).extract().header("ETag");
+        asOperator().contentType(ContentType.JSON).header("If-Match", "\"0-0-0\", " + again).body("{\"quantity\": 6}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(200)
+                .header("ETag", "\"6-1-0\"")
+                .body("available", equalTo(6));
+        assertThat(new InventoryRows(dataSource).stock(sku)).isEqualTo("6/1/0");
+    }
+
+    @Test
+    void ifMatchOnAMissingSkuCreatesNothingAndAMalformedOneIsRejected() throws Exception {
+        String sku = InventoryRows.newSku("ifmatch-none");
+        asOperator().contentType(ContentType.JSON).header("If-Match", "*").body("{\"quantity\": 5}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(412)
+                .contentType("application/problem+json")
+                .body("detail", containsString("there is no stock for SKU " + sku));
+        asOperator().contentType(ContentType.JSON).header("If-Match", "5-0-0").body("{\"quantity\": 5}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Invalid header"));
+        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing created").isNull();
+
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 5}").when().put("/stock/" + sku).then().statusCode(200);
+        asOperator().contentType(ContentType.JSON).header("If-Match", "W/\"5-0-0\"").body("{\"quantity\": 1}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(412);
+        asOperator().contentType(ContentType.JSON).header("If-Match", "*").body("{\"quantity\": 1}")
+                .when().put("/stock/" + sku)
+                .then().statusCode(200)
+                .body("available", equalTo(1));
+    }
+
+    /** What a reservation does to the counts, as another transaction would between an operator's GET and PUT. */
+    private void moveOneToReserved(String sku) throws Exception {
+        try (var c = dataSource.getConnection();
+             var ps = c.prepareStatement("UPDATE stock SET available = available - 1, reserved = reserved + 1 WHERE sku = ?")) {
+            ps.setString(1, sku);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+    }
+
     @Test
     void negativeQuantityIsRejectedWithProblemDetails() throws Exception {
         String sku = InventoryRows.newSku("negative");
