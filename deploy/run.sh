@@ -44,6 +44,8 @@ deploy/stack/kafka.sh status >/dev/null 2>&1 && KAFKA_WAS_UP=1
 
 STOPPED=0
 stop_all() {
+  # a second Ctrl-C would end the stop midway, and leave the stack and the services up
+  trap '' INT TERM
   [ "$STOPPED" = 1 ] && return
   STOPPED=1
   echo
@@ -86,16 +88,25 @@ await_ready() {
   exit 1
 }
 
+# The run's lock (one-run.sh) is not for the processes started here to keep: left up after a run killed without its
+# trap, they would hold it, and the next run would wait for them without naming them. As postgres.sh and kafka.sh do.
+without_run_lock() {
+  if [ -n "${ORDER_SAGA_RUN_LOCK_FD:-}" ]; then exec {ORDER_SAGA_RUN_LOCK_FD}<&-; fi
+  unset ORDER_SAGA_RUN_LOCK_FD
+  exec "$@"
+}
+
 # the outside world: a payment provider that calls payment-service back, and a carrier. The provider signs its
 # webhooks with a secret it shares with payment-service (PAYMENT_PROVIDER_WEBHOOK_SECRET): a new one for each run.
 PAYMENT_PROVIDER_WEBHOOK_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 export PAYMENT_PROVIDER_WEBHOOK_SECRET
-java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar payment --port 9101 \
-  --webhook-url http://127.0.0.1:8083/webhooks/payment-provider --webhook-secret "$PAYMENT_PROVIDER_WEBHOOK_SECRET" \
+without_run_lock java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar \
+  payment --port 9101 --webhook-url http://127.0.0.1:8083/webhooks/payment-provider \
+  --webhook-secret "$PAYMENT_PROVIDER_WEBHOOK_SECRET" \
   > "$RUN_DIR/payment-provider-sandbox.log" 2>&1 &
 PIDS+=($!); NAMES+=(payment-provider-sandbox)
-java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar carrier --port 9102 \
-  > "$RUN_DIR/carrier-sandbox.log" 2>&1 &
+without_run_lock java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar \
+  carrier --port 9102 > "$RUN_DIR/carrier-sandbox.log" 2>&1 &
 PIDS+=($!); NAMES+=(carrier-sandbox)
 await_ready payment-provider-sandbox http://127.0.0.1:9101/sandbox/ledger "${PIDS[0]}"
 await_ready carrier-sandbox http://127.0.0.1:9102/sandbox/ledger "${PIDS[1]}"
@@ -109,8 +120,8 @@ printf %s "${OPERATOR_PASSWORD:-operator}" | deploy/operator-account.sh operator
 for entry in "${SERVICES[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   DB_PASSWORD="${name%-service}_svc" QUARKUS_CONFIG_LOCATIONS="$RUN_DIR/operators.properties" \
-    java -Xmx384m -XX:+UseSerialGC -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" -Dquarkus.management.host=127.0.0.1 \
-    -jar "$name/target/quarkus-app/quarkus-run.jar" > "$RUN_DIR/$name.log" 2>&1 &
+    without_run_lock java -Xmx384m -XX:+UseSerialGC -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
+    -Dquarkus.management.host=127.0.0.1 -jar "$name/target/quarkus-app/quarkus-run.jar" > "$RUN_DIR/$name.log" 2>&1 &
   PIDS+=($!); NAMES+=("$name")
   echo "started $name (pid $!) on 127.0.0.1:$port, log: .stack/run/$name.log"
 done

@@ -6,12 +6,12 @@
 #
 # Usage: deploy/stack/no-local-run.sh <name of the calling script, for the message>
 set -euo pipefail
+# this project's four modules, each a whole name in the path: another project's Quarkus services are not its
+service_jar='(^|[/ ])(order|inventory|payment|shipping)-service/target/quarkus-app/quarkus-run\.jar'
 found=()
 for cmdline in /proc/[0-9]*/cmdline; do
   args=$(tr '\0' ' ' < "$cmdline" 2>/dev/null) || continue
-  case "$args" in
-    *-service/target/quarkus-app/quarkus-run.jar*) pid=${cmdline#/proc/}; found+=("${pid%/cmdline}") ;;
-  esac
+  if [[ $args =~ $service_jar ]]; then pid=${cmdline#/proc/}; found+=("${pid%/cmdline}"); fi
 done
 if [ "${#found[@]}" -gt 0 ]; then
   echo "${1:-order-saga}: services of order-saga are running (pids ${found[*]}: deploy/run.sh, or the tests or benchmark" \

@@ -4,11 +4,15 @@
 #
 # The run holds an flock for its whole life, which covers what the /proc check (no-local-run.sh) cannot see: the
 # in-process Quarkus tests of another run. Processes launched from Java close every inherited descriptor, and
-# postgres.sh and kafka.sh close the lock's before they start their daemons, so a broker or a PostgreSQL left up
-# after a run does not keep the lock. A script sourcing this under a run that holds it already goes on.
+# postgres.sh, kafka.sh and run.sh close the lock's before they start their daemons and services, so a broker, a
+# PostgreSQL or a service left up after a run does not keep the lock. A script sourcing this under a run that holds
+# it already goes on.
 #
 # Usage: . deploy/stack/one-run.sh <name of the calling script, for the message>
 # Env:   ORDER_SAGA_RUN_LOCK  the lock file (default /tmp/order-saga.run.lock)
+
+# before the lock: services another run left up may hold it, and this names their pids where the lock cannot
+deploy/stack/no-local-run.sh "${1:-order-saga}"
 if command -v flock >/dev/null 2>&1 &&
   ! { [ -n "${ORDER_SAGA_RUN_LOCK_FD:-}" ] && [ -e "/proc/$$/fd/$ORDER_SAGA_RUN_LOCK_FD" ]; }; then
   ORDER_SAGA_RUN_LOCK=${ORDER_SAGA_RUN_LOCK:-/tmp/order-saga.run.lock}
@@ -22,4 +26,3 @@ if command -v flock >/dev/null 2>&1 &&
   fi
   export ORDER_SAGA_RUN_LOCK_FD
 fi
-deploy/stack/no-local-run.sh "${1:-order-saga}"

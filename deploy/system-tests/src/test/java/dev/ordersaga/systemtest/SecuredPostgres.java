@@ -47,13 +47,16 @@ final class SecuredPostgres implements AutoCloseable {
     private final boolean asPostgres;
     private final Map<String, String> passwords;
     private final Connection admin;
+    private final Thread shutdownHook;
 
-    private SecuredPostgres(Path home, Path bin, boolean asPostgres, Map<String, String> passwords, Connection admin) {
+    private SecuredPostgres(Path home, Path bin, boolean asPostgres, Map<String, String> passwords, Connection admin,
+            Thread shutdownHook) {
         this.home = home;
         this.bin = bin;
         this.asPostgres = asPostgres;
         this.passwords = passwords;
         this.admin = admin;
+        this.shutdownHook = shutdownHook;
     }
 
     /** Starts the server, with one database and one login role with REPLICATION per service, as the stack has. */
@@ -64,6 +67,20 @@ final class SecuredPostgres implements AutoCloseable {
         Path bin = binaries();
         boolean asPostgres = "root".equals(System.getProperty("user.name"));
         Path home = Files.createTempDirectory("secured-postgres-");
+        // a test JVM ended without close() (Ctrl-C) would leave the server up on its port, and the next run's
+        // PostgresTlsIT would find the port taken
+        Thread shutdownHook = new Thread(() -> {
+            try {
+                stop(home, bin, asPostgres, "immediate");
+            } catch (Exception e) {
+                // the JVM is going: there is no one left to tell
+            } finally {
+                if (Files.exists(home)) {
+                    ScratchServer.delete(home);
+                }
+            }
+        });
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
         try {
             certificate(home, "server");
             certificate(home, "impostor");
@@ -107,6 +124,7 @@ final class SecuredPostgres implements AutoCloseable {
                     "-l", home.resolve("postgres.log").toString(), "-w", "-t", "60", "start"), asPostgres);
         } catch (Exception | Error e) {
             ScratchServer.delete(home);
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
             throw e;
         }
         Map<String, String> passwords = new TreeMap<>();
@@ -115,14 +133,15 @@ final class SecuredPostgres implements AutoCloseable {
         try {
             Connection admin = DriverManager.getConnection(url(home, HOST, "postgres", "server"), SUPERUSER,
                     Files.readString(home.resolve("superuser.pw")));
-            postgres = new SecuredPostgres(home, bin, asPostgres, passwords, admin);
+            postgres = new SecuredPostgres(home, bin, asPostgres, passwords, admin, shutdownHook);
             postgres.createServiceDatabases();
         } catch (Exception | Error e) {
             if (postgres != null) {
                 postgres.close();
             } else {
-                stop(home, bin, asPostgres);
+                stop(home, bin, asPostgres, "fast");
                 ScratchServer.delete(home);
+                Runtime.getRuntime().removeShutdownHook(shutdownHook);
             }
             throw e;
         }
@@ -176,11 +195,13 @@ final class SecuredPostgres implements AutoCloseable {
             admin.close();
         } finally {
             try {
-                stop(home, bin, asPostgres);
+                stop(home, bin, asPostgres, "fast");
             } finally {
                 ScratchServer.delete(home);
             }
         }
+        // only once both are done: had either failed, the hook tries again as the JVM ends
+        Runtime.getRuntime().removeShutdownHook(shutdownHook);
     }
 
     private void createServiceDatabases() throws SQLException {
@@ -223,9 +244,11 @@ final class SecuredPostgres implements AutoCloseable {
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
     }
 
-    private static void stop(Path home, Path bin, boolean asPostgres) throws IOException, InterruptedException {
+    /** Stops the server with pg_ctl's shutdown mode ("fast", or "immediate" when the JVM is going). */
+    private static void stop(Path home, Path bin, boolean asPostgres, String mode)
+            throws IOException, InterruptedException {
         if (Files.exists(home.resolve("data/postmaster.pid"))) {
-            run(home, List.of(bin.resolve("pg_ctl").toString(), "-D", home.resolve("data").toString(), "-m", "fast",
+            run(home, List.of(bin.resolve("pg_ctl").toString(), "-D", home.resolve("data").toString(), "-m", mode,
                     "-w", "-t", "60", "stop"), asPostgres);
         }
     }
