@@ -308,7 +308,8 @@ public class Shipment {
                 status = ShipmentStatus.REJECTED;
                 lastError = truncate(reason);
                 clearSchedule();
-                events.add(new ShipmentFailed(id.toString(), reason));
+                // shortened as kept: the carrier's free text, whole, could outgrow the event the outbox takes
+                events.add(new ShipmentFailed(id.toString(), lastError));
                 if (cancelRequested) {
                     events.add(finishCancelling());
                 }

@@ -704,6 +704,41 @@ class ShipmentWorkerTest {
         insertShipment(UUID.randomUUID(), orderId, correlationId, causedBy, attempts, next, null);
     }
 
+    /**
+     * Every parcel id a cancel names came from the carrier, so its 404 is the carrier's error, not "nothing to cancel":
+     * taken for a cancel, the order would be refunded while the parcel may still go out. Retried, with an alert.
+     */
+    @Test
+    void aParcelTheCarrierDeniesKnowingIsNotTakenForCancelled() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        String unknown = "shp_unknown_" + orderId;
+        Instant claim = Instant.now().plusSeconds(3600).truncatedTo(ChronoUnit.MICROS);
+        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 1, Instant.now().plusSeconds(3600),
+                null);
+        alter(shipmentId, """
+                status = 'CANCELLING', cancel_requested = true, carrier_shipment_id = ?, claimed_until = ?,
+                next_attempt_at = now()""", unknown, Timestamp.from(claim));
+        CarrierWork cancel = new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, orderId, saga.correlationId(),
+                UUID.randomUUID(), null, unknown, 1, claim);
+        double before = compensationFailures();
+        try (LogCapture log = LogCapture.of(ShippingService.class)) {
+            worker.perform(cancel);
+
+            assertThat(log.containing("ALERT compensation failed: shipment cancel of order " + orderId)).singleElement()
+                    .satisfies(alert -> assertThat(alert.message()).contains("does not know shipment " + unknown));
+        } finally {
+            // not left to fail for ever in the tests that follow
+            alter(shipmentId, "next_attempt_at = NULL, claimed_until = NULL");
+        }
+        assertThat(compensationFailures()).isEqualTo(before + 1);
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.cancelAttempts()).isEqualTo(1);
+        assertThat(published.of(orderId, ShipmentCancelled.class)).as("the order is not refunded on it").isEmpty();
+    }
+
     @Test
     void aCancelThatFailsForACauseOfOursAlertsToo() {
         // a shipment the service has no row of: the carrier's answer (it knows no such shipment) cannot be recorded

@@ -221,6 +221,15 @@ class ShipmentTest {
         assertThat(shipment.nextAttemptAt()).isNull();
     }
 
+    /** The carrier's free text whole could outgrow what the outbox takes, and the rejection never be recorded. */
+    @Test
+    void aRejectionsReasonIsShortenedInItsEventAsInTheRow() {
+        Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
+        List<ShippingEvent> events = shipment.noteRejected(shipment.claimedUntil(), "x".repeat(1_000_000), NOW);
+        assertThat(shipment.lastError()).hasSize(1000);
+        assertThat(events).containsExactly(new ShipmentFailed(shipment.id().toString(), shipment.lastError()));
+    }
+
     @Test
     void carrierUnavailableSchedulesTheNextAttemptWithExponentialBackoff() {
         Shipment shipment = in(Situation.REQUESTED_IN_FLIGHT);
