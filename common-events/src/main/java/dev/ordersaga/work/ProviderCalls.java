@@ -142,13 +142,16 @@ public final class ProviderCalls<T> {
             return;
         }
         List<T> due;
+        // read before the claiming transaction: its leases run from its start, and a wait for a pooled connection or
+        // a lock within it comes out of the half of the lease a call may wait
+        long claimedAt = nanoTime.getAsLong();
         try {
             due = claimDue.apply(room);
         } catch (RuntimeException e) {
             LOG.warnf(e, "Sweep of %s failed; trying again at the next one", name);
             return;
         }
-        due.forEach(work -> start(work, nanoTime.getAsLong()));
+        due.forEach(work -> start(work, claimedAt));
     }
 
     /** Claimed calls waiting for a thread or running. */
@@ -174,10 +177,11 @@ public final class ProviderCalls<T> {
         if (stopping) {
             return;
         }
+        long claimedAt = nanoTime.getAsLong();
         try {
             claim.apply(id).ifPresent(work -> {
                 claimedCalls.incrementAndGet();
-                run(work, nanoTime.getAsLong());
+                run(work, claimedAt);
             });
         } catch (RuntimeException e) {
             LOG.warnf(e, "Could not claim %s %s; the sweep tries again", name, id);

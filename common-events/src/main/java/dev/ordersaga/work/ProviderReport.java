@@ -32,6 +32,7 @@ import java.util.function.Function;
  * A run within {@code minGap} of the last one (a replica's) reads nothing: the second look stays a run apart.
  *
  * <p>A report that cannot be read run after run is an {@code ALERT}: late news from the provider then goes unheard.
+ * A run whose entries cannot be applied (one that throws every time) or whose end cannot be noted counts as unread.
  * Its gauge {@code saga_provider_report_failed_runs{report}}, the runs in a row that read nothing, lets an alert rule
  * see it too ({@code deploy/monitoring/alert-rules.yaml}). After a few such runs the stored cursor is given up (a
  * provider may refuse one for good, once it expired) and the report is read from {@code lookBack} before the last read
@@ -209,34 +210,45 @@ public final class ProviderReport<E> {
         }
         String end = null;
         int applied = 0;
-        for (int pages = 0; pages < MAX_PAGES_A_RUN; pages++) {
-            Optional<Page<E>> page = source.read(cursor, since, pageSize);
-            if (page.isEmpty()) {
-                break;
+        try {
+            for (int pages = 0; pages < MAX_PAGES_A_RUN; pages++) {
+                Optional<Page<E>> page = source.read(cursor, since, pageSize);
+                if (page.isEmpty()) {
+                    break;
+                }
+                applied += entries.apply(page.get().entries());
+                cursor = page.get().next();
+                end = cursor;
+                if (!page.get().hasMore()) {
+                    break;
+                }
             }
-            applied += entries.apply(page.get().entries());
-            cursor = page.get().next();
-            end = cursor;
-            if (!page.get().hasMore()) {
-                break;
+            if (end == null) {
+                failedRun();
+                return applied;
             }
-        }
-        if (end == null) {
-            failedRuns++;
-            if (failedRuns >= ALERT_AFTER) {
-                LOG.errorf("ALERT report %s not read in %d runs in a row: what the provider did and no answer told "
-                        + "(a late settlement, a late create) goes unheard until it is read", name, failedRuns);
-            }
-            return applied;
+            Position next = new Position(lookAgainFrom != null ? lookAgainFrom : SINCE + since, end, now);
+            QuarkusTransaction.requiringNew().run(() -> writes.write(SAVE, statement -> {
+                statement.setString(1, name);
+                statement.setString(2, next.secondLookFrom());
+                statement.setString(3, next.lastEnd());
+                SqlParameters.setInstant(statement, 4, Instant.now());
+            }, () -> "note where report " + name + " was read to"));
+        } catch (RuntimeException e) {
+            // an entry that fails every time (a value its row refuses) stops each run at its page, and the cursor
+            // with it: the news after it goes unheard as surely as if the provider did not answer
+            failedRun();
+            throw e;
         }
         failedRuns = 0;
-        Position next = new Position(lookAgainFrom != null ? lookAgainFrom : SINCE + since, end, now);
-        QuarkusTransaction.requiringNew().run(() -> writes.write(SAVE, statement -> {
-            statement.setString(1, name);
-            statement.setString(2, next.secondLookFrom());
-            statement.setString(3, next.lastEnd());
-            SqlParameters.setInstant(statement, 4, Instant.now());
-        }, () -> "note where report " + name + " was read to"));
         return applied;
+    }
+
+    private void failedRun() {
+        failedRuns++;
+        if (failedRuns >= ALERT_AFTER) {
+            LOG.errorf("ALERT report %s not read in %d runs in a row: what the provider did and no answer told "
+                    + "(a late settlement, a late create) goes unheard until it is read", name, failedRuns);
+        }
     }
 }

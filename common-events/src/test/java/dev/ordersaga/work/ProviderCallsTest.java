@@ -209,6 +209,41 @@ class ProviderCallsTest {
         assertThat(called).containsExactly(onTime);
     }
 
+    /**
+     * A sweep's or a due row's claim sets the lease at the start of its transaction: a transaction that waited over
+     * half the lease (for a pooled connection, a lock) leaves its calls too little of it, so they are not made.
+     */
+    @Test
+    void aClaimWhoseOwnTransactionTookOverHalfItsLeaseIsNotCalled() {
+        AtomicLong clock = new AtomicLong();
+        UUID swept = UUID.randomUUID();
+        UUID woken = UUID.randomUUID();
+        UUID onTime = UUID.randomUUID();
+        AtomicLong transaction = new AtomicLong(LEASE.dividedBy(2).plusSeconds(1).toNanos());
+        ProviderCalls<UUID> slowClaims = new ProviderCalls<>("slow-claim", 1,
+                id -> {
+                    clock.addAndGet(transaction.get());
+                    return Optional.of(id);
+                },
+                limit -> {
+                    clock.addAndGet(transaction.get());
+                    return List.of(swept);
+                },
+                this::call, LEASE, clock::get);
+        try {
+            slowClaims.sweep(10);
+            slowClaims.due(woken, Instant.now(), null);
+            await().atMost(Duration.ofSeconds(5)).until(() -> slowClaims.callsUnderWay() == 0 && clock.get()
+                    >= 2 * transaction.get());
+            transaction.set(Duration.ofSeconds(1).toNanos());
+            slowClaims.due(onTime, Instant.now(), null);
+            await().atMost(Duration.ofSeconds(5)).until(() -> called.contains(onTime));
+        } finally {
+            slowClaims.stop();
+        }
+        assertThat(called).containsExactly(onTime);
+    }
+
     @Test
     void nothingNewStartsOnceStopped() {
         calls.stop();

@@ -416,12 +416,13 @@ public class PaymentService {
     }
 
     /**
-     * Whether the order's cancellation is recorded on the payment, as last committed. The worker asks just before it
-     * sends a charge: a call claimed in the transaction that made it due (or queued behind slow calls) may run after
-     * an OrderCancelling committed, and nothing else tells it. One read outside any transaction, as {@link #findCharge}.
+     * The payment as last committed. The worker reads it just before it sends a charge: a call claimed in the
+     * transaction that made it due (or queued behind slow calls) may run after an OrderCancelling committed, or after
+     * the provider's webhook or report recorded the charge of an earlier call, and nothing else tells it. One read
+     * outside any transaction, as {@link #findCharge}.
      */
-    public boolean cancelRequested(UUID paymentId) {
-        return payments.chargeState(paymentId).map(ChargeState::cancelRequested).orElse(false);
+    public Optional<ChargeState> committedCharge(UUID paymentId) {
+        return payments.chargeState(paymentId);
     }
 
     @Transactional

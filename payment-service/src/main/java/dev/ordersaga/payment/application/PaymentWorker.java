@@ -2,7 +2,9 @@ package dev.ordersaga.payment.application;
 
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.payment.domain.Payment;
+import dev.ordersaga.payment.domain.PaymentStatus;
 import dev.ordersaga.payment.domain.RechargeWindow;
+import dev.ordersaga.payment.persistence.PaymentRepository.ChargeState;
 import dev.ordersaga.payment.provider.PaymentProviderClient;
 import dev.ordersaga.payment.provider.PaymentProviderClient.ChargeOutcome;
 import dev.ordersaga.payment.provider.PaymentProviderClient.Charged;
@@ -28,6 +30,7 @@ import org.jboss.logging.Logger;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 
 /**
  * Makes the provider calls that payments owe — charge, charge status, refund, a declined charge's status — outside
@@ -150,7 +153,11 @@ public class PaymentWorker {
      * charge but a status query ({@link Payment#nextCallAfterAnotherClaim}).
      */
     private void charge(PaymentTask task) {
-        if (payments.cancelRequested(task.paymentId())) {
+        Optional<ChargeState> committed = payments.committedCharge(task.paymentId());
+        if (decided(task, committed)) {
+            return;
+        }
+        if (committed.map(ChargeState::cancelRequested).orElse(false)) {
             LOG.infof("Order %s is cancelling: no charge is sent; asking the provider whether an earlier call charged "
                     + "(idempotency key %s)", task.orderId(), task.chargeIdempotencyKey());
             try {
@@ -161,14 +168,34 @@ public class PaymentWorker {
             }
             return;
         }
-        send(task);
+        send(task, false);
     }
 
-    private void send(PaymentTask task) {
+    /**
+     * The charge's outcome was recorded while the call waited: the provider's webhook or its report told of the charge
+     * of an earlier call under the key (an operator sent a held payment back meanwhile), or another worker decided.
+     * A charge sent now could be a second one, if the provider forgot the key.
+     */
+    private static boolean decided(PaymentTask task, Optional<ChargeState> committed) {
+        if (committed.isPresent() && committed.get().status() != PaymentStatus.CHARGING) {
+            LOG.infof("Payment %s of order %s is %s by now: no charge is sent", task.paymentId(), task.orderId(),
+                    committed.get().status());
+            return true;
+        }
+        return false;
+    }
+
+    /** @param again an earlier call under the key went unanswered, and the provider had no charge under it since */
+    private void send(PaymentTask task, boolean again) {
         LOG.infof("Charging %s %s for order %s (idempotency key %s)", task.amount(), task.currency(), task.orderId(),
                 task.chargeIdempotencyKey());
         ChargeOutcome outcome = provider.charge(task.chargeIdempotencyKey(), task.amount(), task.currency(),
                 task.paymentToken(), task.orderId().toString());
+        if (again && outcome instanceof Declined declined && declined.requestRefused()) {
+            // refused may be this request only (the earlier call, landing late, spent a single-use token): a timeout
+            // is no decline, so the provider's status decides, asked after a backoff as for any unanswered call
+            outcome = new Unresolved(declined.reason() + ", sent again after a call that went unanswered");
+        }
         record(task, outcome, false);
     }
 
@@ -183,8 +210,12 @@ public class PaymentWorker {
     private void askForChargeStatus(PaymentTask task, boolean cancelling) {
         ChargeOutcome outcome = provider.chargeStatus(task.chargeIdempotencyKey());
         if (outcome instanceof NotFound) {
-            // read again if the task did not know: the order may have been cancelled while the provider was asked
-            if (cancelling || payments.cancelRequested(task.paymentId())) {
+            // read again: the order may have been cancelled, or the charge recorded, while the provider was asked
+            Optional<ChargeState> committed = payments.committedCharge(task.paymentId());
+            if (decided(task, committed)) {
+                return;
+            }
+            if (cancelling || committed.map(ChargeState::cancelRequested).orElse(false)) {
                 // Nothing is charged for a cancelled order. NotFound does not prove that no charge will ever land: a
                 // call of ours that timed out may still be on its way to the provider. Such a straggler finds the
                 // payment CANCELLED and takes the late-settlement path (reported and refunded at once), told by the
@@ -198,9 +229,15 @@ public class PaymentWorker {
                 hold(task, now);
                 return;
             }
+            if (now.plus(provider.longestExchange()).isAfter(task.claimedUntil())) {
+                // the status query and the reads took longer than the lease allows for (a connection waited for in a
+                // full pool): a charge sent now could outlast the claim, and another worker charge again beside it
+                record(task, new Unresolved("no time left in the claim to charge again"), false);
+                return;
+            }
             LOG.infof("The provider never saw the charge of order %s: charging again with the same key %s",
                     task.orderId(), task.chargeIdempotencyKey());
-            send(task);
+            send(task, true);
             return;
         }
         record(task, outcome, cancelling);

@@ -41,7 +41,15 @@ public class PaymentProviderClient {
     public record Charged(String chargeId) implements ChargeOutcome {
     }
 
-    public record Declined(String reason) implements ChargeOutcome {
+    /**
+     * @param requestRefused the provider refused the request as it stood (400, 422) rather than declining the card:
+     *                       proof that this request charged nothing, not that no earlier one under its key did
+     */
+    public record Declined(String reason, boolean requestRefused) implements ChargeOutcome {
+
+        public Declined(String reason) {
+            this(reason, false);
+        }
     }
 
     /** The status query: the provider never saw a charge with this key. */
@@ -108,7 +116,7 @@ public class PaymentProviderClient {
             // read and refused as it stands: nothing was charged, and the same request, which every attempt of a
             // payment sends, would be refused again; retried, the payment would stay CHARGING for ever
             return new Declined("the provider refused the charge request (" + answer.status() + "): "
-                    + answer.text("error", answer.text("reason", "invalid request")));
+                    + answer.text("error", answer.text("reason", "invalid request")), true);
         }
         return new Unresolved("provider answered " + answer.status() + ": " + answer.body());
     }

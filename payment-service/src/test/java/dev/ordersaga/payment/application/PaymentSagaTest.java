@@ -356,6 +356,28 @@ class PaymentSagaTest {
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.CANCELLED);
     }
 
+    /**
+     * The charge was claimed (an operator sent a held payment back), and while it waited for a thread the provider's
+     * webhook told of an earlier call's charge under the key. Sent now, it could be a second charge, had the provider
+     * forgotten the key: it is not sent.
+     */
+    @Test
+    void aChargeClaimedBeforeTheProviderToldOfAnEarlierOneIsNeverSent() {
+        OrderSaga saga = saga("claimed-then-settled");
+        PaymentTask claimed = chargeClaimedFor(saga);
+        try (Correlation.Scope ignored = Correlation.open(claimed.correlationId(), claimed.causedByEventId())) {
+            payments.recordChargeSucceeded(claimed.paymentId(), "ch_of_an_earlier_call");
+        }
+        awaitOne(saga, PaymentSucceeded.class);
+
+        worker.work(claimed);
+
+        assertThat(ledger(saga).charges()).as("no charge sent under the key").isEmpty();
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
+        assertThat(payment(saga).providerChargeId()).isEqualTo("ch_of_an_earlier_call");
+        assertThat(saga.publishedTypes()).containsExactly("PaymentSucceeded");
+    }
+
     @Test
     void aChargeThatNeverReachedTheProviderIsNotSentOnceTheOrderIsCancelling() {
         OrderSaga saga = saga("unreached-then-cancelled");
@@ -651,6 +673,47 @@ class PaymentSagaTest {
      * failure after the sweep gave the row to a second worker. Recorded, it would move the second claim's lease to a
      * short backoff, and the sweep would hand the row to a third worker while the second's call is under way.
      */
+    /**
+     * A charge went unanswered, the provider had no charge under its key, and the charge sent again was refused as it
+     * stood (as a provider may refuse a single-use token the first call, landing late, had spent). No decline: a
+     * timeout is none, and the order would be cancelled while the first call may yet charge. The status decides.
+     */
+    @Test
+    void aChargeSentAgainThatTheProviderRefusesIsNoDecline() {
+        OrderSaga saga = saga("resend-refused");
+        PaymentTask first = chargeClaimedFor(saga);
+        PaymentTask second = claimAfterTheLeaseRanOut(first.paymentId(), Duration.ofHours(1));
+        // the status asked first, as after any call unanswered; an amount the sandbox refuses (400), for the request
+        // sent again to be refused
+        PaymentTask refusedAgain = statusQueryOf(second, BigDecimal.ZERO, second.claimedUntil());
+
+        worker.work(refusedAgain);
+
+        // unresolved, and asked about after a backoff by the service's own worker, whose charge (the whole amount)
+        // may have gone through by now
+        assertThat(payment(saga).status()).isIn(PaymentStatus.CHARGING, PaymentStatus.SUCCEEDED);
+        saga.awaitCommittedSoFar(outbox, PATIENCE);
+        assertThat(saga.publishedTypes()).as("no PaymentFailed").doesNotContain("PaymentFailed");
+    }
+
+    /**
+     * The provider had no charge under the key, and so little of the claim's lease is left (the status query or a
+     * read waited) that a charge sent now could outlast it, and another worker charge beside it: none is sent now.
+     */
+    @Test
+    void noChargeIsSentAgainWhenTheClaimCannotOutlastIt() {
+        OrderSaga saga = saga("resend-too-late");
+        PaymentTask first = chargeClaimedFor(saga);
+        // the row stays claimed for an hour, so that the service's own worker, which would charge, leaves it alone;
+        // the call believes its claim ends in 2 s (its outcome, recorded under a claim the row does not hold, is not)
+        PaymentTask statusFirst = statusQueryOf(first, first.amount(), Instant.now().plusSeconds(2));
+
+        worker.work(statusFirst);
+
+        assertThat(ledger(saga).charges()).as("the provider's 3 s for an exchange do not fit in 2 s").isEmpty();
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.CHARGING);
+    }
+
     @Test
     void aFailureRecordedUnderAClaimThatRanOutLeavesTheClaimThatReplacedIt() {
         OrderSaga saga = saga("stale-claim");
@@ -888,6 +951,17 @@ class PaymentSagaTest {
             assertThat(repository.claimIfDue(payment.id(), now, until)).isPresent();
             return PaymentTask.of(payment, until);
         });
+    }
+
+    /**
+     * A claim's call as the status query that asks first after a call went unanswered, charging {@code amount} if
+     * the provider has no charge, under a claim that ends at {@code until}.
+     */
+    private static PaymentTask statusQueryOf(PaymentTask claim, BigDecimal amount, Instant until) {
+        return new PaymentTask(claim.paymentId(), claim.orderId(), Payment.ProviderCall.CHARGE_STATUS, amount,
+                claim.currency(), claim.paymentToken(), claim.chargeId(), claim.chargeIdempotencyKey(),
+                claim.refundIdempotencyKey(), claim.correlationId(), claim.causedByEventId(), claim.cancelRequested(),
+                claim.chargingSince(), until);
     }
 
     /**

@@ -183,6 +183,30 @@ class ProviderReportTest {
         assertThat(provider.reads).hasSize(2).allSatisfy(read -> assertThat(read).startsWith("since "));
     }
 
+    /** An entry that fails every time stops each run at its page and the cursor with it: the news after it is unheard. */
+    @Test
+    void runsWhoseEntriesFailEveryTimeRaiseTheAlarmAsUnreadOnesDo() {
+        Provider provider = new Provider();
+        provider.entries.addAll(List.of(0, 1));
+        MeterRegistry meters = new SimpleMeterRegistry();
+        String name = name();
+        ProviderReport<Integer> report = ProviderReport.configured("test.report", name, provider, writes, meters);
+        Gauge runs = meters.get("saga.provider.report.failed.runs").tag("report", name).gauge();
+
+        try (LogCapture log = LogCapture.of(ProviderReport.class)) {
+            for (int run = 1; run <= 5; run++) {
+                // no run notes where it read to, so the minimum gap (30 s) skips none of them
+                report.readOnScheduled(entries -> {
+                    throw new IllegalArgumentException("a charge id longer than its column");
+                });
+            }
+            assertThat(runs.value()).isEqualTo(5);
+            assertThat(log.containing("ALERT report " + name + " not read in 5 runs in a row")).hasSize(1);
+        }
+        assertThat(report.readOn(List::size)).isEqualTo(2);
+        assertThat(runs.value()).isZero();
+    }
+
     private static int add(List<Integer> seen, List<Integer> entries) {
         seen.addAll(entries);
         return entries.size();
