@@ -16,6 +16,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
@@ -206,8 +207,26 @@ public class DeadLetters {
         return topics;
     }
 
+    /**
+     * Kafka did not answer an operator's read or replay in time (away, or its coordinator moving): a passing failure,
+     * to be tried again, where an error of the service would be a 500.
+     */
+    public static final class KafkaAway extends RuntimeException {
+        KafkaAway(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /** The last {@code limit} messages parked on the dead-letter topic, the latest first. */
     public List<Parked> list(int limit) {
+        try {
+            return readLast(limit);
+        } catch (KafkaException e) {
+            throw new KafkaAway("could not read " + topic() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private List<Parked> readLast(int limit) {
         try (KafkaConsumer<String, String> reader = reader()) {
             List<TopicPartition> partitions = reader.partitionsFor(topic(), READ_TIMEOUT).stream()
                     .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
@@ -219,7 +238,7 @@ public class DeadLetters {
             Instant deadline = Instant.now().plus(READ_TIMEOUT);
             while (partitions.stream().anyMatch(p -> reader.position(p) < end.get(p))) {
                 if (Instant.now().isAfter(deadline)) {
-                    throw new IllegalStateException("could not read " + topic() + " to its end within " + READ_TIMEOUT);
+                    throw new KafkaAway("could not read " + topic() + " to its end within " + READ_TIMEOUT, null);
                 }
                 reader.poll(Duration.ofMillis(200)).forEach(record -> parked.add(Parked.of(record)));
             }
@@ -248,7 +267,13 @@ public class DeadLetters {
      * @throws TooOldToReplay if the event occurred before the inboxes' memory of it is sure
      */
     public Optional<Replayed> replay(int partition, long offset, String operator) {
-        Optional<ConsumerRecord<String, String>> found = read(partition, offset);
+        Optional<ConsumerRecord<String, String>> found;
+        try {
+            found = read(partition, offset);
+        } catch (KafkaException e) {
+            throw new KafkaAway("could not read " + topic() + " " + partition + "@" + offset + ": " + e.getMessage(),
+                    e);
+        }
         if (found.isEmpty()) {
             return Optional.empty();
         }
@@ -278,7 +303,7 @@ public class DeadLetters {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while republishing a parked message to " + replayTopic(), e);
         } catch (Exception e) {
-            throw new IllegalStateException("could not republish a parked message to " + replayTopic(), e);
+            throw new KafkaAway("could not republish a parked message to " + replayTopic(), e);
         }
         Parked parked = Parked.of(record);
         Replayed replayed = new Replayed(parked.eventId(), replayTopic(), written.partition(), written.offset());
@@ -315,8 +340,8 @@ public class DeadLetters {
             Instant deadline = Instant.now().plus(READ_TIMEOUT);
             while (reader.position(place) <= offset) {
                 if (Instant.now().isAfter(deadline)) {
-                    throw new IllegalStateException("could not read " + topic() + " " + partition + "@" + offset
-                            + " within " + READ_TIMEOUT);
+                    throw new KafkaAway("could not read " + topic() + " " + partition + "@" + offset + " within "
+                            + READ_TIMEOUT, null);
                 }
                 for (ConsumerRecord<String, String> record : reader.poll(Duration.ofMillis(200))) {
                     if (record.offset() == offset) {

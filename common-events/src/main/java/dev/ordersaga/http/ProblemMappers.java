@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import dev.ordersaga.eventing.DeadLetters;
 import dev.ordersaga.eventing.EventStoreException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;
@@ -115,6 +116,24 @@ public class ProblemMappers {
             LOG.error("Request failed", e);
         }
         return respond(status, e.getResponse().getStatusInfo().getReasonPhrase(), e.getMessage(), null);
+    }
+
+    /** An operator's read or replay of parked messages that Kafka did not answer in time: try again. */
+    @ServerExceptionMapper
+    public Response kafkaAway(DeadLetters.KafkaAway e) {
+        LOG.warnf("Request refused: %s", e.getMessage());
+        return Response.fromResponse(respond(503, "Kafka unavailable",
+                e.getMessage() + "; nothing was changed, try again", null)).header("Retry-After", "5").build();
+    }
+
+    /**
+     * Whatever no other mapper knows is the service's fault: a 500 in problem+json as every other error, its cause in
+     * the log rather than in the answer.
+     */
+    @ServerExceptionMapper
+    public Response unexpected(RuntimeException e) {
+        LOG.error("Request failed", e);
+        return respond(500, "Internal Server Error", "the request failed; the service's log says why", null);
     }
 
     @ServerExceptionMapper

@@ -4,6 +4,7 @@ import jakarta.ws.rs.core.Response;
 
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.UUID;
 
 /**
  * Query parameters read by the resources themselves. Bound as {@code int} or {@code boolean}, JAX-RS answers a value it
@@ -61,7 +62,20 @@ public final class QueryParameters {
         return instant;
     }
 
-    private static ProblemException invalid(String detail) {
+    /** An id: absent is null. */
+    public static UUID uuid(String name, String value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            return UUID.fromString(value);
+        } catch (IllegalArgumentException e) {
+            throw invalid(name + " must be an id such as 0195f1c2-7b3e-7f00-8a00-000000000000, not " + value);
+        }
+    }
+
+    /** A 400 naming what is wrong with the query's parameters: also for one that means nothing with the others. */
+    public static ProblemException invalid(String detail) {
         return new ProblemException(Response.Status.BAD_REQUEST, "Invalid parameter", detail);
     }
 }

@@ -122,10 +122,18 @@ public class OrderService {
         return known.map(k -> orders.findById(k.orderId()));
     }
 
-    /** The customer cancels: compensation starts. */
+    /**
+     * The customer cancels: compensation starts. A cancel of an order already cancelling or cancelled is answered
+     * with it and changes nothing: a client that lost the first answer and asks again learns that its cancel holds,
+     * where a refusal would read as "too late".
+     */
     @Transactional
     public Order cancelByCustomer(UUID orderId) {
         Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
+        if (order.status() == OrderStatus.COMPENSATING || order.status() == OrderStatus.CANCELLED) {
+            LOG.infof("Order %s is %s already: the customer's cancel changes nothing", orderId, order.status());
+            return withItems(order);
+        }
         publish(order, order.startCompensation("cancelled by the customer", "customer"));
         LOG.infof("Order %s cancelled by the customer: compensating", orderId);
         return withItems(order);

@@ -17,6 +17,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -50,8 +51,10 @@ public class StalledSagas {
             LEFT JOIN LATERAL (SELECT recorded_at, type FROM saga_event WHERE order_id = o.id
                                ORDER BY seq DESC LIMIT 1) e ON true
             WHERE o.status NOT IN ('CONFIRMED', 'CANCELLED') AND o.waiting_reason IS NULL
-              AND greatest(o.updated_at, e.recorded_at) < ? AND greatest(o.updated_at, e.recorded_at) >= ?
-            ORDER BY last_heard
+              AND greatest(o.updated_at, e.recorded_at) < ?
+              AND (greatest(o.updated_at, e.recorded_at) > ?
+                   OR greatest(o.updated_at, e.recorded_at) = ? AND (CAST(? AS uuid) IS NULL OR o.id > ?))
+            ORDER BY last_heard, o.id
             LIMIT ?""";
 
     /** A saga that heard nothing since {@code lastHeardAt}; {@code lastEvent} is the last one it heard. */
@@ -85,7 +88,7 @@ public class StalledSagas {
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void check() {
         Instant now = Instant.now();
-        Page stalled = list(Instant.EPOCH, 1);
+        Page stalled = list(Instant.EPOCH, null, 1);
         count.set(stalled.total());
         if (stalled.sagas().isEmpty()) {
             oldestSeconds.set(0);
@@ -99,15 +102,19 @@ public class StalledSagas {
     }
 
     /**
-     * The sagas that went silent at or after {@code since} and are stalled now, longest silent first, at most
-     * {@code limit} of them: what got stuck since a deploy or an incident.
+     * The sagas that went silent at or after {@code since} and are stalled now, longest silent first (ties by id), at
+     * most {@code limit} of them: what got stuck since a deploy or an incident. With {@code after} (the last row of a
+     * page: its lastHeardAt and id), those after it.
      */
-    public Page list(Instant since, int limit) {
+    public Page list(Instant since, UUID after, int limit) {
         try (Connection connection = dataSource.getConnection();
              PreparedStatement query = connection.prepareStatement(STALLED)) {
             query.setTimestamp(1, Timestamp.from(Instant.now().minus(stalledAfter)));
             query.setTimestamp(2, Timestamp.from(since));
-            query.setInt(3, limit);
+            query.setTimestamp(3, Timestamp.from(since));
+            query.setObject(4, after, Types.OTHER);
+            query.setObject(5, after, Types.OTHER);
+            query.setInt(6, limit);
             List<Stalled> stalled = new ArrayList<>();
             long total = 0;
             try (ResultSet rows = query.executeQuery()) {

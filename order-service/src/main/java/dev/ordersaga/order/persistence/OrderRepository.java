@@ -177,11 +177,18 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
         return find("from Order o left join fetch o.items where o.id = ?1", id).singleResultOptional();
     }
 
-    /** The {@code limit} that have waited longest. */
-    /** Orders waiting for a person since {@code since} or later, longest waiting first. */
-    public List<Order> waitingForOperator(Instant since, int limit) {
-        return find("waitingReason is not null and status not in ?1 and waitingSince >= ?2", Sort.by("waitingSince"),
-                List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.COMPENSATING), since)
+    /**
+     * Orders waiting for a person since {@code since} or later, longest waiting first, ties by id; with {@code after}
+     * (the last row of a page: its since and id) those after it, so that a page of rows waiting since the same instant
+     * is followed by the next, not by itself again.
+     */
+    public List<Order> waitingForOperator(Instant since, UUID after, int limit) {
+        List<OrderStatus> finished = List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.COMPENSATING);
+        Sort order = Sort.by("waitingSince").and("id");
+        return (after == null
+                ? find("waitingReason is not null and status not in ?1 and waitingSince >= ?2", order, finished, since)
+                : find("waitingReason is not null and status not in ?1 and (waitingSince > ?2 or (waitingSince = ?2 "
+                        + "and id > ?3))", order, finished, since, after))
                 .page(0, limit).list();
     }
 

@@ -66,23 +66,37 @@ public class OperatorResource {
 
     @GET
     @Operation(summary = "Orders waiting for a person (waiting=true, longest waiting first; since=<instant>: those "
-            + "waiting since then or later, so the last one's since asks for the next page), sagas that heard nothing "
-            + "for longer than order.stalled-after (stalled=true, longest silent first; since=<instant>: those that "
-            + "went silent then or later), or all orders not finished yet")
+            + "waiting since then or later; since and after=<orderId> of the last row: the next page), sagas that "
+            + "heard nothing for longer than order.stalled-after (stalled=true, longest silent first; since and after "
+            + "as for waiting), or the oldest orders not finished yet (limit only)")
     public List<WaitingOrder> list(@QueryParam("waiting") String waitingParameter,
                                    @QueryParam("stalled") String stalledParameter,
-                                   @QueryParam("since") String since, @QueryParam("limit") String limit) {
+                                   @QueryParam("since") String sinceParameter,
+                                   @QueryParam("after") String afterParameter, @QueryParam("limit") String limit) {
         boolean waiting = QueryParameters.flag("waiting", waitingParameter);
         boolean stalled = QueryParameters.flag("stalled", stalledParameter);
         int atMost = QueryParameters.limit(limit, 100, 1000);
+        Instant since = QueryParameters.instant("since", sinceParameter, Instant.EPOCH);
+        UUID after = QueryParameters.uuid("after", afterParameter);
+        // each refused rather than left unread: a script paging a list that ignores its cursor reads one page for ever
+        if (waiting && stalled) {
+            throw QueryParameters.invalid("waiting and stalled are two lists: ask for one at a time");
+        }
+        if (!waiting && !stalled && (sinceParameter != null || afterParameter != null)) {
+            throw QueryParameters.invalid("since and after page the waiting or the stalled list (waiting=true or "
+                    + "stalled=true); the list of open orders has no pages");
+        }
+        if (after != null && sinceParameter == null) {
+            throw QueryParameters.invalid("after is the last row's orderId, given with its since");
+        }
         if (stalled) {
-            return stalledSagas.list(QueryParameters.instant("since", since, Instant.EPOCH), atMost).sagas().stream()
+            return stalledSagas.list(since, after, atMost).sagas().stream()
                     .map(s -> new WaitingOrder(s.orderId(), s.status().name(), "stalled: nothing heard since " + s.lastEvent(),
                             s.lastHeardAt(), s.correlationId(), null))
                     .toList();
         }
         return QuarkusTransaction.requiringNew().call(() -> (waiting
-                ? orderRepository.waitingForOperator(QueryParameters.instant("since", since, Instant.EPOCH), atMost)
+                ? orderRepository.waitingForOperator(since, after, atMost)
                 : orderRepository.open(atMost))
                 .stream()
                 .map(o -> new WaitingOrder(o.id(), o.status().name(), o.waitingReason(),

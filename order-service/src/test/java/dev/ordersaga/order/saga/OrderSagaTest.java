@@ -212,6 +212,16 @@ class OrderSagaTest {
         given().post("/orders/{id}/cancel", pending.id()).then().statusCode(202).body("status", equalTo("COMPENSATING"));
         OrderCancelling cancelling = (OrderCancelling) awaitEvent(pending, "OrderCancelling").payload();
         assertThat(cancelling.requestedBy()).isEqualTo("customer");
+        // asked again, its first answer lost: the cancel holds, and nothing more is asked of the participants
+        given().post("/orders/{id}/cancel", pending.id()).then().statusCode(202)
+                .body("status", equalTo("COMPENSATING"));
+        publish(pending, new StockReleased("res-1", List.of()));
+        publish(pending, new PaymentRefunded("pay-1", BigDecimal.ZERO, "EUR", null));
+        publish(pending, new ShipmentCancelled("shp-1"));
+        awaitStatus(pending, "CANCELLED");
+        given().post("/orders/{id}/cancel", pending.id()).then().statusCode(202).body("status", equalTo("CANCELLED"));
+        assertThat(committedSoFar(pending.id().toString(), pending.correlationId()))
+                .filteredOn(r -> "OrderCancelling".equals(r.header("eventType"))).hasSize(1);
 
         Placed paid = place();
         publish(paid, new StockReserved("res-1", List.of()));
@@ -500,7 +510,7 @@ class OrderSagaTest {
         }
         // the gauges count every stalled order of the database, earlier runs' too: compared with the same query now
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            StalledSagas.Page now = stalledSagas.list(Instant.EPOCH, 1);
+            StalledSagas.Page now = stalledSagas.list(Instant.EPOCH, null, 1);
             assertThat(gauge("saga_orders_stalled")).isEqualTo((double) now.total());
             long oldest = Duration.between(now.sagas().get(0).lastHeardAt(), Instant.now()).toSeconds();
             assertThat((long) gauge("saga_orders_stalled_oldest_seconds")).isBetween(oldest - 3, oldest);
@@ -741,6 +751,61 @@ class OrderSagaTest {
         assertThat(List.of(first.get(0), first.get(1), next.get(1))).containsExactlyInAnyOrderElementsOf(ids);
         given().auth().preemptive().basic("operator", "operator").get("/operator/orders?waiting=true&since=yesterday")
                 .then().statusCode(400).contentType("application/problem+json");
+    }
+
+    /**
+     * Orders put on hold in one consumer transaction wait since the same instant. Paged by since alone, a page of
+     * them is followed by itself for ever; with the last row's id in after, each page goes on from that row.
+     */
+    @Test
+    void ordersWaitingSinceTheSameInstantArePagedOneAfterAnother() throws Exception {
+        List<Placed> onHold = List.of(place(), place(), place());
+        for (Placed order : onHold) {
+            publish(order, new ShipmentOnHold("shp-1", "carrier unavailable after 5 attempts", 5));
+        }
+        for (Placed order : onHold) {
+            awaitWaiting(order);
+        }
+        // a far future instant of their own, so that no other test's waiting order falls among them
+        Instant since = Instant.parse("9000-01-01T00:00:00Z").plusMillis((long) (Math.random() * 1e9));
+        try (var c = dataSource.getConnection();
+             var tie = c.prepareStatement("UPDATE orders SET waiting_since = ? WHERE id = ANY (?)")) {
+            tie.setTimestamp(1, java.sql.Timestamp.from(since));
+            tie.setArray(2, c.createArrayOf("uuid", onHold.stream().map(Placed::id).toArray()));
+            assertThat(tie.executeUpdate()).isEqualTo(3);
+        }
+
+        List<String> walked = new java.util.ArrayList<>();
+        String query = "/operator/orders?waiting=true&limit=1&since=" + since;
+        for (int page = 0; page < 4; page++) {
+            JsonPath rows = given().auth().preemptive().basic("operator", "operator").get(query).then().statusCode(200)
+                    .extract().jsonPath();
+            if (rows.getList("orderId").isEmpty()) {
+                break;
+            }
+            walked.add(rows.getString("[0].orderId"));
+            query = "/operator/orders?waiting=true&limit=1&since=" + rows.getString("[0].since") + "&after="
+                    + rows.getString("[0].orderId");
+        }
+
+        try (var c = dataSource.getConnection();
+             var back = c.prepareStatement("UPDATE orders SET waiting_since = now() WHERE id = ANY (?)")) {
+            // not left waiting since the year 9000 for other tests' lists
+            back.setArray(1, c.createArrayOf("uuid", onHold.stream().map(Placed::id).toArray()));
+            back.executeUpdate();
+        }
+        // the database's order of ids, which is their text's
+        assertThat(walked).containsExactlyElementsOf(onHold.stream().map(o -> o.id().toString()).sorted().toList());
+        for (String misused : List.of("waiting=true&stalled=true", "since=" + since,
+                "waiting=true&after=" + onHold.get(0).id(), "waiting=true&since=" + since + "&after=first")) {
+            given().auth().preemptive().basic("operator", "operator").get("/operator/orders?" + misused)
+                    .then().statusCode(400).contentType("application/problem+json");
+        }
+    }
+
+    private static void awaitWaiting(Placed order) {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().get("/orders/{id}", order.id()).then()
+                .body("waitingReason", equalTo("carrier unavailable after 5 attempts")));
     }
 
     @Test
