@@ -108,7 +108,8 @@ class StockResourceTest {
                 .body("title", equalTo("Invalid header"));
         assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing created").isNull();
 
-        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 5}").when().put("/stock/" + sku).then().statusCode(200);
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 5}").when().put("/stock/" + sku)
+                .then().statusCode(200);
         asOperator().contentType(ContentType.JSON).header("If-Match", "W/\"5-0-0\"").body("{\"quantity\": 1}")
                 .when().put("/stock/" + sku)
                 .then().statusCode(412);
@@ -121,7 +122,8 @@ class StockResourceTest {
     /** What a reservation does to the counts, as another transaction would between an operator's GET and PUT. */
     private void moveOneToReserved(String sku) throws Exception {
         try (var c = dataSource.getConnection();
-             var ps = c.prepareStatement("UPDATE stock SET available = available - 1, reserved = reserved + 1 WHERE sku = ?")) {
+             var ps = c.prepareStatement(
+                     "UPDATE stock SET available = available - 1, reserved = reserved + 1 WHERE sku = ?")) {
             ps.setString(1, sku);
             assertThat(ps.executeUpdate()).isEqualTo(1);
         }

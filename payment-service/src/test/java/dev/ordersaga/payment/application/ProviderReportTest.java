@@ -183,7 +183,7 @@ class ProviderReportTest {
         assertThat(provider.reads).hasSize(2).allSatisfy(read -> assertThat(read).startsWith("since "));
     }
 
-    /** An entry that fails every time stops each run at its page and the cursor with it: the news after it is unheard. */
+    /** An entry that fails every time stops each run at its page, and the cursor with it: what follows is unheard. */
     @Test
     void runsWhoseEntriesFailEveryTimeRaiseTheAlarmAsUnreadOnesDo() {
         Provider provider = new Provider();

@@ -153,9 +153,9 @@ public class ShipmentWorker {
         if (result instanceof CarrierClient.Cancelled) {
             cancelled(work, carrierShipmentId);
         } else if (result instanceof CarrierClient.UnknownShipment) {
-            // the id came from the carrier (its answer to the create, a lookup or its report), so a 404 is its error
-            // (a lagging replica, a gateway mid-deploy), not "nothing to cancel": taken for a cancel, the order would be
-            // refunded while the parcel may still go out. Retried with an alert, as for a surplus parcel.
+            // the id came from the carrier (its answer to the create, a lookup or its report), so a 404 is its
+            // error (a lagging replica, a gateway mid-deploy), not "nothing to cancel": taken for a cancel, the order
+            // would be refunded while the parcel may still go out. Retried with an alert, as for a surplus parcel.
             shipping.onCancelFailed(work, "the carrier does not know shipment " + carrierShipmentId);
         } else if (result instanceof CarrierClient.CancelFailed failed) {
             shipping.onCancelFailed(work, failed.reason());
