@@ -64,6 +64,9 @@ public class DeadLetters {
     public static final String OFFSET = "dead-letter-offset";
     /** On a replayed message: the topic it first came from, which a replayed message parked again still names. */
     public static final String REPLAYED_FROM = "replayed-from";
+    /** Where a replayed message lay on the topic it was parked from, as its park noted (its dead-letter position). */
+    public static final String REPLAYED_FROM_PARTITION = "replayed-from-partition";
+    public static final String REPLAYED_FROM_OFFSET = "replayed-from-offset";
 
     private static final Logger LOG = Logger.getLogger(DeadLetters.class);
     private static final String PARKED = "saga.consumer.parked";
@@ -150,7 +153,21 @@ public class DeadLetters {
         return replayedFrom != null ? replayedFrom : record.topic();
     }
 
+    /**
+     * Partition and offset of a message on the topic it first came from ({@link #origin}): a replayed one's where it
+     * lay before it was parked, not its place on the replay topic, which the origin topic's name would misplace.
+     */
+    static String[] originalPosition(ConsumerRecord<String, String> record) {
+        String partition = header(record, REPLAYED_FROM_PARTITION);
+        String offset = header(record, REPLAYED_FROM_OFFSET);
+        if (!origin(record).equals(record.topic()) && partition != null && offset != null) {
+            return new String[] {partition, offset};
+        }
+        return new String[] {Integer.toString(record.partition()), Long.toString(record.offset())};
+    }
+
     public void park(ConsumerRecord<String, String> record, Throwable reason) {
+        String[] position = originalPosition(record);
         ProducerRecord<String, String> parked = new ProducerRecord<>(topic(), null, record.key(), record.value());
         for (Header header : record.headers()) {
             parked.headers().add(header);
@@ -159,8 +176,8 @@ public class DeadLetters {
                 .add(REASON, utf8(String.valueOf(reason.getMessage())))
                 .add(CAUSE, utf8(reason.getClass().getName()))
                 .add(TOPIC, utf8(origin(record)))
-                .add(PARTITION, utf8(Integer.toString(record.partition())))
-                .add(OFFSET, utf8(Long.toString(record.offset())));
+                .add(PARTITION, utf8(position[0]))
+                .add(OFFSET, utf8(position[1]));
         if (failedParks > 0 && parksFailed.merge(record.topic() + "-" + record.partition() + "@" + record.offset(), 1,
                 Integer::sum) <= failedParks) {
             throw new IllegalStateException("could not park a message of " + record.topic() + " on " + topic()
@@ -291,11 +308,17 @@ public class DeadLetters {
         }
         ProducerRecord<String, String> again = new ProducerRecord<>(replayTopic(), null, record.key(), record.value());
         for (Header header : record.headers()) {
-            if (!header.key().startsWith("dead-letter-") && !header.key().equals(REPLAYED_FROM)) {
+            if (!header.key().startsWith("dead-letter-") && !header.key().startsWith(REPLAYED_FROM)) {
                 again.headers().add(header);
             }
         }
         again.headers().add(REPLAYED_FROM, utf8(origin));
+        String originPartition = header(record, PARTITION);
+        String originOffset = header(record, OFFSET);
+        if (originPartition != null && originOffset != null) {
+            again.headers().add(REPLAYED_FROM_PARTITION, utf8(originPartition))
+                    .add(REPLAYED_FROM_OFFSET, utf8(originOffset));
+        }
         RecordMetadata written;
         try {
             written = producer().send(again).get(30, TimeUnit.SECONDS);

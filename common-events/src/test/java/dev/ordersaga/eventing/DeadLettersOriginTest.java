@@ -24,6 +24,25 @@ class DeadLettersOriginTest {
         assertThat(DeadLetters.origin(record("inventory.replay", null))).isEqualTo("inventory.replay");
     }
 
+    /** Parked again after a replay, a message is said to come from where it lay on its topic, not the replay topic. */
+    @Test
+    void aReplayedMessageLayWhereItLayBeforeItWasParked() {
+        ConsumerRecord<String, String> replayed = new ConsumerRecord<>("inventory.replay", 0, 3, "key", "{}");
+        replayed.headers().add(DeadLetters.REPLAYED_FROM, utf8("order.events"))
+                .add(DeadLetters.REPLAYED_FROM_PARTITION, utf8("2")).add(DeadLetters.REPLAYED_FROM_OFFSET, utf8("57"));
+        assertThat(DeadLetters.originalPosition(replayed)).containsExactly("2", "57");
+
+        ConsumerRecord<String, String> first = new ConsumerRecord<>("order.events", 1, 9, "key", "{}");
+        // only a replay topic's headers count, as for origin()
+        first.headers().add(DeadLetters.REPLAYED_FROM_PARTITION, utf8("2"))
+                .add(DeadLetters.REPLAYED_FROM_OFFSET, utf8("57"));
+        assertThat(DeadLetters.originalPosition(first)).containsExactly("1", "9");
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
     private static ConsumerRecord<String, String> record(String topic, String replayedFrom) {
         ConsumerRecord<String, String> record = new ConsumerRecord<>(topic, 0, 0, "key", "{}");
         if (replayedFrom != null) {

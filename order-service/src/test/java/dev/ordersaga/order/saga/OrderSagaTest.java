@@ -582,6 +582,8 @@ class OrderSagaTest {
             assertThat(again.value()).isEqualTo(parked.value());
             assertThat(again.header("dead-letter-reason")).isNull();
             assertThat(again.header("replayed-from")).isEqualTo(Topics.INVENTORY_EVENTS);
+            assertThat(again.header("replayed-from-partition")).isEqualTo(parked.header("dead-letter-partition"));
+            assertThat(again.header("replayed-from-offset")).isEqualTo(parked.header("dead-letter-offset"));
             // not on inventory's topic, where payment and shipping would hear it too and order-service would have to
             // be allowed to publish inventory's facts
             assertThat(replays.matching(r -> Topics.INVENTORY_EVENTS.equals(r.record().topic())
@@ -593,7 +595,10 @@ class OrderSagaTest {
                 && r.value().contains(twice.eventId().toString())).size() == 2);
         assertThat(orderEvents.matching(r -> Topics.ORDER_DLQ.equals(r.record().topic())
                 && r.value().contains(twice.eventId().toString())))
-                .allSatisfy(r -> assertThat(r.header("dead-letter-topic")).isEqualTo(Topics.INVENTORY_EVENTS));
+                .allSatisfy(r -> assertThat(r.header("dead-letter-topic")).isEqualTo(Topics.INVENTORY_EVENTS))
+                // and where it lay there, not where it lay on the replay topic
+                .allSatisfy(r -> assertThat(r.header("dead-letter-partition") + "@" + r.header("dead-letter-offset"))
+                        .isEqualTo(parked.header("dead-letter-partition") + "@" + parked.header("dead-letter-offset")));
         given().get("/orders/{id}", order.id()).then().body("status", equalTo("PAID"));
 
         given().auth().preemptive().basic("operator", "operator")
