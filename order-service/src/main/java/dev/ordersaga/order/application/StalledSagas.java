@@ -17,7 +17,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -44,6 +43,9 @@ public class StalledSagas {
      * make every transition of every saga update an index), so each check reads the orders table once. The window's
      * count is taken before the limit: every row carries how many there are in all.
      */
+    /** Below every id, so that a first page (no {@code after}) starts at {@code since} itself. */
+    private static final UUID NO_ID = new UUID(0, 0);
+
     private static final String STALLED = """
             SELECT o.id, o.status, o.correlation_id, greatest(o.updated_at, e.recorded_at) AS last_heard, e.type,
                    count(*) OVER () AS total
@@ -52,8 +54,7 @@ public class StalledSagas {
                                ORDER BY seq DESC LIMIT 1) e ON true
             WHERE o.status NOT IN ('CONFIRMED', 'CANCELLED') AND o.waiting_reason IS NULL
               AND greatest(o.updated_at, e.recorded_at) < ?
-              AND (greatest(o.updated_at, e.recorded_at) > ?
-                   OR greatest(o.updated_at, e.recorded_at) = ? AND (CAST(? AS uuid) IS NULL OR o.id > ?))
+              AND (greatest(o.updated_at, e.recorded_at), o.id) > (?, ?)
             ORDER BY last_heard, o.id
             LIMIT ?""";
 
@@ -111,10 +112,8 @@ public class StalledSagas {
              PreparedStatement query = connection.prepareStatement(STALLED)) {
             query.setTimestamp(1, Timestamp.from(Instant.now().minus(stalledAfter)));
             query.setTimestamp(2, Timestamp.from(since));
-            query.setTimestamp(3, Timestamp.from(since));
-            query.setObject(4, after, Types.OTHER);
-            query.setObject(5, after, Types.OTHER);
-            query.setInt(6, limit);
+            query.setObject(3, after == null ? NO_ID : after);
+            query.setInt(4, limit);
             List<Stalled> stalled = new ArrayList<>();
             long total = 0;
             try (ResultSet rows = query.executeQuery()) {

@@ -183,12 +183,11 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
      * is followed by the next, not by itself again.
      */
     public List<Order> waitingForOperator(Instant since, UUID after, int limit) {
-        List<OrderStatus> finished = List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.COMPENSATING);
-        Sort order = Sort.by("waitingSince").and("id");
-        return (after == null
-                ? find("waitingReason is not null and status not in ?1 and waitingSince >= ?2", order, finished, since)
-                : find("waitingReason is not null and status not in ?1 and (waitingSince > ?2 or (waitingSince = ?2 "
-                        + "and id > ?3))", order, finished, since, after))
+        // with no after, an id below every id: the first page starts at since itself
+        return find("waitingReason is not null and status not in ?1 and (waitingSince > ?2 or (waitingSince = ?2 and "
+                        + "id > ?3))", Sort.by("waitingSince").and("id"),
+                List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.COMPENSATING), since,
+                after == null ? new UUID(0, 0) : after)
                 .page(0, limit).list();
     }
 
