@@ -13,7 +13,8 @@ RUN_DIR="$REPO/.stack/run"
 mkdir -p "$RUN_DIR"
 
 command -v java >/dev/null || { echo "run.sh: a JDK 17+ is required (java not on PATH)" >&2; exit 1; }
-command -v curl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl; }
+. deploy/stack/install-command.sh
+install_command curl curl
 
 SERVICES=(order-service:8081 inventory-service:8082 payment-service:8083 shipping-service:8084)
 # each service's /q/ (health, metrics, OpenAPI) is on its management port: its HTTP port + 1000, the default of its

@@ -11,7 +11,8 @@ cd "$REPO"
 
 command -v java >/dev/null || { echo "test.sh: a JDK 17+ is required (java not on PATH)" >&2; exit 1; }
 # KubernetesManifestsTest renders deploy/kubernetes with kubectl kustomize (Debian's kubectl is old; the manifests keep to its kustomize)
-command -v kubectl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client; }
+. deploy/stack/install-command.sh
+install_command kubectl kubernetes-client
 
 . deploy/stack/one-run.sh test.sh
 deploy/stack.sh up
