@@ -440,8 +440,23 @@ class KubernetesManifestsTest {
                         + "so its replicas may share a node",
                 "Deployment shipping-service: its spread across kubernetes.io/hostname is whenUnsatisfiable "
                         + "ScheduleAnyway, not DoNotSchedule, so the scheduler may put its replicas on one node",
+                "Deployment shipping-service: its spread across kubernetes.io/hostname counts the old and the new pods "
+                        + "of a rolling update together (no matchLabelKeys pod-template-hash), so both new replicas may "
+                        + "land on one node",
                 "Deployment shipping-service: its spread across kubernetes.io/hostname counts cordoned nodes "
                         + "(nodeTaintsPolicy is not Honor), so on two nodes the replica a drain evicts can be placed nowhere");
+    }
+
+    @Test
+    void aSpreadThatCountsTheOldPodsOfARollingUpdateIsReported(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("overlays/prod/hard-spread.yaml"), yaml -> replaceOnce(yaml, "- op: add\n"
+                + "  path: /spec/template/spec/topologySpreadConstraints/0/matchLabelKeys\n"
+                + "  value: [pod-template-hash]\n", ""));
+
+        assertThat(ManifestChecks.nodeSpread(render(manifests, "prod"))).hasSize(SERVICES.size())
+                .allSatisfy(problem -> assertThat(problem).endsWith("(no matchLabelKeys pod-template-hash), so both "
+                        + "new replicas may land on one node"));
     }
 
     @Test
@@ -671,6 +686,22 @@ class KubernetesManifestsTest {
                 + "20 pooled and 3 relay sessions each").isEqualTo(4 * 3 * 23);
         assertThat(ManifestChecks.postgres(prod)).singleElement().asString()
                 .endsWith("max_connections leaves 97 connections to the services, which may open 276");
+    }
+
+    @Test
+    void aPoolSizeFromTheConfigMapCountsInTheServicesConnections(@TempDir Path temp) {
+        Path manifests = copyOfManifests(temp);
+        edit(manifests.resolve("base/kustomization.yaml"), yaml -> replaceOnce(yaml, "      - LOG_JSON=false\n",
+                "      - LOG_JSON=false\n      - DB_POOL_MAX=40\n"));
+        edit(manifests.resolve("base/order-service.yaml"), yaml -> replaceOnce(yaml,
+                "            - name: KAFKA_BOOTSTRAP_SERVERS\n",
+                "            - name: DB_POOL_MAX\n              valueFrom:\n                configMapKeyRef:\n"
+                        + "                  name: order-saga-config\n                  key: DB_POOL_MAX\n"
+                        + "            - name: KAFKA_BOOTSTRAP_SERVERS\n"));
+
+        assertThat(ManifestChecks.connectionsOfTheServices(render(manifests, "prod")))
+                .as("order's 40 pooled from the ConfigMap, the others' 20, and 3 relay sessions each, for 3 pods")
+                .isEqualTo(3 * (43 + 3 * 23));
     }
 
     @Test

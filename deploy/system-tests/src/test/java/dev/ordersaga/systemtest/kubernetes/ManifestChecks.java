@@ -294,6 +294,12 @@ final class ManifestChecks {
                     problems.add(where + ": its spread across " + HOSTNAME + " has maxSkew " + constraint.path("maxSkew")
                             + ", not 1, so its replicas may share a node");
                 }
+                if (!list(constraint.path("matchLabelKeys")).stream().map(JsonNode::asText).toList()
+                        .contains("pod-template-hash")) {
+                    problems.add(where + ": its spread across " + HOSTNAME + " counts the old and the new pods of a "
+                            + "rolling update together (no matchLabelKeys pod-template-hash), so both new replicas may "
+                            + "land on one node");
+                }
                 if (!"Honor".equals(constraint.path("nodeTaintsPolicy").asText())) {
                     problems.add(where + ": its spread across " + HOSTNAME + " counts cordoned nodes (nodeTaintsPolicy is "
                             + "not Honor), so on two nodes the replica a drain evicts can be placed nowhere");
@@ -843,7 +849,10 @@ final class ManifestChecks {
                 continue;
             }
             JsonNode poolMax = env(deployment).get("DB_POOL_MAX");
-            int pool = poolMax == null ? DEFAULT_POOL_MAX : poolMax.path("value").asInt(DEFAULT_POOL_MAX);
+            // a value from a ConfigMap counts as well as a literal (README.md, "Changing things", adds settings so)
+            int pool = poolMax == null ? DEFAULT_POOL_MAX : resolve(rendered, poolMax).map(Integer::parseInt)
+                    .orElseThrow(() -> new IllegalStateException(describe(deployment) + ": DB_POOL_MAX is set to nothing "
+                            + "the rendering holds"));
             connections += (deployment.at("/spec/replicas").asInt(1) + 1) * (pool + RELAY_SESSIONS);
         }
         return connections;
@@ -998,8 +1007,8 @@ final class ManifestChecks {
     // ------------------------------------------------------------------------------------------------ network
 
     /**
-     * Kafka's listener and the PostgreSQL instances admit the services' pods and no other pod the overlay runs:
-     * the broker has no authentication, so a pod that reaches it may publish any saga event. Selectors are read as
+     * Kafka's listener and the PostgreSQL instances admit the services' pods and no other pod the overlay runs: beside
+     * the logins and ACLs, so that a leaked password alone does not let any pod publish a saga event. Selectors are read as
      * their matchLabels; a peer with a namespaceSelector admits pods of other namespaces, which only the database's
      * operator needs.
      */
