@@ -109,7 +109,7 @@ public final class Checks {
         snapshot.orders().forEach(o -> byStatus.merge(o.status(), 1, Integer::sum));
         int waiting = (int) snapshot.orders().stream().filter(o -> !finished(o) && waits(o)).count();
         Set<String> touched = touchedSkus(snapshot).keySet();
-        List<Stock> checked = snapshot.stock().stream().filter(s -> touched.contains(s.sku())).toList();
+        List<Stock> checked = snapshot.stock().stream().filter(s -> s.row() && touched.contains(s.sku())).toList();
         Set<String> withRow = checked.stream().map(Stock::sku).collect(Collectors.toSet());
         return new AuditResult(snapshot.scope(), snapshot.orders().size(), byStatus, waiting, checked.size(),
                 (int) checked.stream().filter(s -> s.stocked() == null).count(),
@@ -663,6 +663,12 @@ public final class Checks {
                 continue;
             }
             String touchedBy = " (touched by " + named(orders) + ")";
+            if (!s.row()) {
+                found.add(ofSku(Kind.STOCK_HOLDINGS, s.sku(), "no stock row, but " + s.heldByReserved()
+                        + " unit(s) held by RESERVED and " + s.heldByConsumed() + " by CONSUMED reservations"
+                        + touchedBy));
+                continue;
+            }
             long counted = (long) s.available() + s.reserved() + s.shipped();
             if (s.stocked() != null && s.stocked() != counted) {
                 found.add(ofSku(Kind.STOCK_NOT_CONSERVED, s.sku(), "stocked " + s.stocked() + " != available "

@@ -139,9 +139,21 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
      * @param stocked                units ever made available (PUT /stock); null if the column does not exist yet
      * @param heldByReserved         the sum of the SKU's items over all RESERVED reservations
      * @param heldByConsumed         the sum of the SKU's items over all CONSUMED reservations
+     * @param row                    whether the SKU has a stock row; without one, reservations that hold units of it
+     *                               reserved or shipped units that were never counted
      */
     public record Stock(String sku, Integer stocked, int available, int reserved, int shipped, long heldByReserved,
-                        long heldByConsumed) {
+                        long heldByConsumed, boolean row) {
+
+        public Stock(String sku, Integer stocked, int available, int reserved, int shipped, long heldByReserved,
+                     long heldByConsumed) {
+            this(sku, stocked, available, reserved, shipped, heldByReserved, heldByConsumed, true);
+        }
+
+        /** A SKU that reservations hold units of but that has no stock row. */
+        public static Stock withoutRow(String sku, long heldByReserved, long heldByConsumed) {
+            return new Stock(sku, null, 0, 0, 0, heldByReserved, heldByConsumed, false);
+        }
     }
 
     // --- payment_db, shipping_db

@@ -772,6 +772,19 @@ class ChecksTest {
         }
 
         @Test
+        void unitsHeldOfASkuWithoutAStockRowShowInTheHoldings() {
+            UUID order = world.confirmed();
+            String sku = world.skuOf(order);
+            world.stockOverrides.put(sku, Stock.withoutRow(sku, 0, 2));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).extracting(Violation::kind).containsExactly(Kind.STOCK_HOLDINGS);
+            assertThat(result.violations().get(0).detail())
+                    .startsWith("no stock row, but 0 unit(s) held by RESERVED and 2 by CONSUMED reservations");
+            assertThat(result.skusChecked()).isZero();
+            assertThat(result.skusWithoutStockRow()).isEqualTo(1);
+        }
+
+        @Test
         void skusNoOrderInScopeTouchesAreNotJudged() {
             world.confirmed();
             world.stockOverrides.put("SKU-ELSEWHERE", new Stock("SKU-ELSEWHERE", 0, 5, 0, 0, 0, 0));

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ordersaga.testing.TestStack;
 import io.restassured.http.ContentType;
+import org.awaitility.core.ConditionTimeoutException;
 
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 import static io.restassured.RestAssured.given;
@@ -321,6 +323,18 @@ final class SagaSystem implements AutoCloseable {
                 .get("/operator/orders?waiting=true").then().statusCode(200).extract().asString());
     }
 
+    /** Whose step an order waits for (SHIPPING, PAYMENT), as the operators' list of waiting orders says. */
+    String waitingFor(UUID id) {
+        JsonNode waiting = json(given().baseUri(balanced(ORDER)).auth().preemptive().basic("operator", "operator")
+                .get("/operator/orders?waiting=true&limit=1000").then().statusCode(200).extract().asString());
+        for (JsonNode order : waiting) {
+            if (id.toString().equals(order.path("orderId").asText())) {
+                return order.path("waitingFor").asText();
+            }
+        }
+        throw new AssertionError("order " + id + " is not in the operators' list of waiting orders: " + waiting);
+    }
+
     void operatorRetryShipping(UUID id) {
         given().baseUri(balanced(ORDER)).auth().preemptive().basic("operator", "operator")
                 .post("/operator/orders/{id}/retry-shipping", id).then().statusCode(202);
@@ -522,6 +536,39 @@ final class SagaSystem implements AutoCloseable {
     /** Runs deploy/audit over the orders created since the given instant; returns its exit code and report. */
     AuditRun audit(Instant since) throws IOException, InterruptedException {
         return audit("--since", since.toString());
+    }
+
+    /**
+     * The audit over the orders created since {@code since}, counted only once every consumer had committed all that was
+     * published to Kafka before it read: settled is not quiet. A copy of an event (a relay's after a kill, the
+     * publish-twice switch's) may still be on its way to a consumer, and an effect it applied twice after the audit
+     * read would go unseen. Repeated until it is clean; fails after {@code atMost} with the lag and the last report.
+     */
+    AuditRun auditOnceQuiet(Instant since, Duration atMost, String context) {
+        AuditRun[] last = new AuditRun[1];
+        AtomicReference<Object> behind = new AtomicReference<>(Map.of());
+        try {
+            await("every consumer caught up, then the audit finds no violation").atMost(atMost)
+                    .pollInterval(Duration.ofSeconds(3)).until(() -> {
+                        try {
+                            Map<String, Long> lag = ConsumerLag.behind();
+                            behind.set(lag);
+                            if (!ConsumerLag.caughtUp(lag)) {
+                                return false;
+                            }
+                        } catch (Exception e) {
+                            // a coordinator still loading after Kafka's restart, a rebalance: asked again
+                            behind.set(e);
+                            return false;
+                        }
+                        return (last[0] = audit(since)).exitCode() == 0;
+                    });
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError(context + ", records the consumers had yet to apply " + behind.get()
+                    + ", audit exit " + (last[0] == null ? "?" : last[0].exitCode())
+                    + ":\n" + (last[0] == null ? "" : last[0].report()), e);
+        }
+        return last[0];
     }
 
     /** Runs deploy/audit over the given orders only. */

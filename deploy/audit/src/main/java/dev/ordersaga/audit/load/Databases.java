@@ -31,6 +31,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.stream.Collectors;
 
 /**
  * Reads the four services' databases, read-only, each in one REPEATABLE READ transaction (one consistent picture per
@@ -300,6 +301,13 @@ public final class Databases {
                 }
             }
         }
+        // units held of a SKU whose row is gone (a hand's delete, a migration) were reserved or shipped out of nothing
+        Set<String> withRow = stock.stream().map(Stock::sku).collect(Collectors.toSet());
+        held.forEach((sku, h) -> {
+            if (!withRow.contains(sku)) {
+                stock.add(Stock.withoutRow(sku, h[0], h[1]));
+            }
+        });
         return stock;
     }
 
