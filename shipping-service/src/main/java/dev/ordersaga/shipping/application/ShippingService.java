@@ -420,6 +420,37 @@ public class ShippingService {
         });
     }
 
+    /**
+     * An operator's word that nothing of the order's shipment is left at the carrier, where the carrier's API kept
+     * refusing its cancellation ({@link Shipment#confirmCancelledByHand}): the cancellation is answered, and the order's
+     * compensation goes on. Logged at WARN with who said so: the order will be refunded on it.
+     *
+     * @return the shipment as it stands after; empty if the order has none
+     * @throws dev.ordersaga.shipping.domain.IllegalTransitionException if the shipment is not CANCELLING, or a call of
+     *                                                                   its is under way
+     */
+    @Transactional
+    public Optional<Shipment> confirmCancelledByHand(UUID orderId, String operator, String reason) {
+        Optional<Shipment> found = shipments.findByOrderId(orderId);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        Shipment[] after = new Shipment[1];
+        try (Correlation.Scope ignored = Correlation.open(found.get().correlationId(), null)) {
+            onShipment(found.get().id(), shipment -> {
+                String refused = shipment.lastError();
+                ShipmentCancelled cancelled = shipment.confirmCancelledByHand("confirmed cancelled at the carrier by "
+                        + "operator " + operator + ": " + reason, Instant.now());
+                LOG.warnf("Shipment %s (%s) of order %s confirmed cancelled at the carrier by operator %s after %d "
+                                + "failed attempt(s) (last: %s): %s", shipment.id(), shipment.carrierShipmentId(),
+                        orderId, operator, shipment.cancelAttempts(), refused, reason);
+                after[0] = shipment;
+                return List.of(cancelled);
+            });
+        }
+        return Optional.of(after[0]);
+    }
+
     @Transactional
     public Optional<Shipment> find(UUID orderId) {
         return shipments.findByOrderId(orderId);

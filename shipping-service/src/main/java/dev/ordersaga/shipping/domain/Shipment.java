@@ -36,7 +36,7 @@ import java.util.UUID;
  * ON_HOLD -> CREATED                         (a create call of an earlier claim landed after all)
  * REQUESTED | ON_HOLD -> CANCELLING          (cancelled while a shipment may exist at the carrier: a create call
  *                                             timed out or its claim ran out unanswered; looked up by its key)
- * CREATED -> CANCELLING -> CANCELLED
+ * CREATED -> CANCELLING -> CANCELLED            (the carrier's word, or an operator's who settled it with the carrier)
  * PENDING | REQUESTED | ON_HOLD | REJECTED -> CANCELLED   (cancelled where nothing can exist at the carrier)
  * CANCELLED -> CANCELLING                    (a create call that landed after the cancellation found nothing)
  * </pre>
@@ -428,6 +428,23 @@ public class Shipment {
             default -> throw illegal("noteCancelled");
         }
         return event;
+    }
+
+    /**
+     * An operator settled with the carrier that nothing of this shipment will go out, where the carrier's API kept
+     * refusing the cancellation (a 404 for a parcel it had given us, a refusal a person resolved): CANCELLING ->
+     * CANCELLED, with the answer the cancellation owed. Refused while a call is under way: its outcome is the carrier's
+     * word, and decides. A create call of an earlier claim that lands later still reopens it ({@link #noteCreated}).
+     *
+     * @param note who confirmed it and why, kept as the row's last word on the cancellation
+     */
+    public ShipmentCancelled confirmCancelledByHand(String note, Instant now) {
+        if (status != ShipmentStatus.CANCELLING || isInFlight(now)) {
+            throw illegal("confirmCancelledByHand");
+        }
+        lastError = truncate(note);
+        touch(now);
+        return finishCancelling();
     }
 
     /**

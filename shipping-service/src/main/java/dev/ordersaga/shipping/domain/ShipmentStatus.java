@@ -7,7 +7,7 @@ package dev.ordersaga.shipping.domain;
  * ON_HOLD -> CREATED                         (a create call of an earlier claim landed after all)
  * REQUESTED | ON_HOLD -> CANCELLING          (cancelled while a shipment may exist at the carrier: a create call
  *                                             timed out or its claim ran out unanswered; looked up by its key)
- * CREATED -> CANCELLING -> CANCELLED         (compensation at the carrier)
+ * CREATED -> CANCELLING -> CANCELLED         (compensation at the carrier, or confirmed by an operator)
  * PENDING | REQUESTED | ON_HOLD | REJECTED -> CANCELLED   (nothing to undo at the carrier)
  * CANCELLED -> CANCELLING                    (a create call that landed after the cancellation found nothing)
  * </pre>

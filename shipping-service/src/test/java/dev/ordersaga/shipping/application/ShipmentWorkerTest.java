@@ -24,6 +24,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.specification.RequestSpecification;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.Test;
@@ -52,8 +54,12 @@ import java.util.concurrent.TimeUnit;
 import static dev.ordersaga.shipping.testing.SagaEvents.orderCancelling;
 import static dev.ordersaga.shipping.testing.SagaEvents.orderCreated;
 import static dev.ordersaga.shipping.testing.SagaEvents.paymentSucceeded;
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.startsWith;
 
 /** The worker: its schedule lives in the rows, and a cancellation waits for the call under way. */
 @QuarkusTest
@@ -737,6 +743,64 @@ class ShipmentWorkerTest {
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
         assertThat(shipment.cancelAttempts()).isEqualTo(1);
         assertThat(published.of(orderId, ShipmentCancelled.class)).as("the order is not refunded on it").isEmpty();
+    }
+
+    /**
+     * A cancel the carrier's API keeps refusing is retried for ever; the operator who settled it with the carrier ends
+     * it, and only then is the order's compensation answered. Not while a call is under way: its answer decides.
+     */
+    @Test
+    void anOperatorEndsACancelTheCarrierKeepsRefusing() throws Exception {
+        SagaEvents.Saga saga = events.saga();
+        UUID orderId = saga.orderId();
+        UUID shipmentId = UUID.randomUUID();
+        String unknown = "shp_unknown_" + orderId;
+        Instant claim = Instant.now().plusSeconds(3600).truncatedTo(ChronoUnit.MICROS);
+        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 1, Instant.now().plusSeconds(3600),
+                null);
+        alter(shipmentId, """
+                status = 'CANCELLING', cancel_requested = true, carrier_shipment_id = ?, claimed_until = ?,
+                next_attempt_at = now(), cancel_attempts = 10""", unknown, Timestamp.from(claim));
+        String confirm = "/operator/shipments/{orderId}/confirm-cancelled";
+        String body = "{\"reason\": \"the carrier's desk confirmed by phone: parcel " + unknown + " never left\"}";
+
+        operator().body(body).post(confirm, orderId).then().statusCode(409)
+                .contentType("application/problem+json").body("detail", containsString("under way"));
+
+        worker.perform(new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, orderId, saga.correlationId(),
+                UUID.randomUUID(), null, unknown, 1, claim));
+        // its next attempt (the longest backoff, 5 s, after 11 attempts) put off for the rest of the test: the
+        // operator's word is asked for, not the carrier's
+        alter(shipmentId, "next_attempt_at = now() + interval '1 hour'");
+        assertThat(row(orderId).status()).isEqualTo(ShipmentStatus.CANCELLING);
+
+        given().contentType(ContentType.JSON).body(body).post(confirm, orderId).then().statusCode(401);
+        operator().body("{\"reason\": \" \"}").post(confirm, orderId).then().statusCode(400);
+        operator().body("{}").post(confirm, orderId).then().statusCode(400);
+        operator().body(body).post(confirm, UUID.randomUUID()).then().statusCode(404);
+        assertThat(published.of(orderId, ShipmentCancelled.class)).as("nothing answered before the operator's word")
+                .isEmpty();
+
+        try (LogCapture log = LogCapture.of(ShippingService.class)) {
+            operator().body(body).post(confirm, orderId).then().statusCode(200)
+                    .body("status", equalTo("CANCELLED"))
+                    .body("lastError", startsWith("confirmed cancelled at the carrier by operator operator: the carrier's"));
+            assertThat(log.containing("confirmed cancelled at the carrier by operator operator after 11 failed attempt(s) "
+                    + "(last: the carrier does not know shipment " + unknown + ")")).hasSize(1);
+        }
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(shipment.nextAttemptAt()).as("no more calls to the carrier").isNull();
+        EventEnvelope<ShipmentCancelled> answered = published.await(orderId, ShipmentCancelled.class, WAIT);
+        assertThat(answered.payload().shipmentId()).isEqualTo(shipmentId.toString());
+        assertThat(answered.correlationId()).isEqualTo(saga.correlationId());
+
+        operator().body(body).post(confirm, orderId).then().statusCode(409)
+                .body("detail", containsString("is CANCELLED"));
+    }
+
+    private static RequestSpecification operator() {
+        return given().auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON);
     }
 
     @Test

@@ -55,22 +55,22 @@ class ShipmentTest {
 
     /** Situation x transition: the status the transition leads to, or "-" where it is refused. */
     private static final String TABLE = """
-            situation                   noteOrderCreated notePaid   startAttempt noteCreated noteRejected noteCarrierUnavailable requestRetry cancel     noteCancelled noteCancelFailed withdrawClaim
-            PENDING_NEW                 PENDING          PENDING    -            -           -            -                      -            CANCELLED  -             -                -
-            PENDING_ORDERED             -                REQUESTED  -            -           -            -                      -            CANCELLED  -             -                -
-            PENDING_PAID                REQUESTED        -          -            -           -            -                      -            CANCELLED  -             -                -
-            REQUESTED                   -                -          REQUESTED    CREATED     REJECTED     REQUESTED              -            CANCELLED  -             -                -
-            REQUESTED_IN_FLIGHT         -                -          -            CREATED     REJECTED     REQUESTED              -            REQUESTED  -             -                REQUESTED
-            REQUESTED_CANCEL_REQUESTED  -                -          -            CANCELLING  CANCELLED    CANCELLED              -            -          -             -                -
-            REQUESTED_CANCEL_LAPSED     -                -          CANCELLING   CANCELLING  CANCELLED    CANCELLED              -            -          -             -                -
-            CREATED                     -                -          -            -           -            -                      -            CANCELLING -             -                -
-            REJECTED                    -                -          -            -           -            -                      -            CANCELLED  -             -                -
-            ON_HOLD                     -                -          -            CREATED     -            -                      REQUESTED    CANCELLED  -             -                -
-            CANCELLING                  -                -          CANCELLING   -           -            -                      -            -          CANCELLED     CANCELLING       -
-            CANCELLING_LOOKUP           -                -          CANCELLING   CANCELLING  -            -                      -            -          CANCELLED     CANCELLING       -
-            CANCELLED                   -                CANCELLED  -            -           -            -                      -            -          -             -                -
-            CANCELLED_AFTER_LOOKUP      -                -          -            CANCELLING  -            -                      -            -          -             -                -
-            CANCELLED_BEFORE_ORDER      CANCELLED        CANCELLED  -            -           -            -                      -            -          -             -                -
+            situation                  noteOrderCreated notePaid  startAttempt noteCreated noteRejected noteCarrierUnavailable requestRetry cancel     noteCancelled noteCancelFailed withdrawClaim confirmCancelledByHand
+            PENDING_NEW                PENDING          PENDING   -            -           -            -                      -            CANCELLED  -             -                -             -
+            PENDING_ORDERED            -                REQUESTED -            -           -            -                      -            CANCELLED  -             -                -             -
+            PENDING_PAID               REQUESTED        -         -            -           -            -                      -            CANCELLED  -             -                -             -
+            REQUESTED                  -                -         REQUESTED    CREATED     REJECTED     REQUESTED              -            CANCELLED  -             -                -             -
+            REQUESTED_IN_FLIGHT        -                -         -            CREATED     REJECTED     REQUESTED              -            REQUESTED  -             -                REQUESTED     -
+            REQUESTED_CANCEL_REQUESTED -                -         -            CANCELLING  CANCELLED    CANCELLED              -            -          -             -                -             -
+            REQUESTED_CANCEL_LAPSED    -                -         CANCELLING   CANCELLING  CANCELLED    CANCELLED              -            -          -             -                -             -
+            CREATED                    -                -         -            -           -            -                      -            CANCELLING -             -                -             -
+            REJECTED                   -                -         -            -           -            -                      -            CANCELLED  -             -                -             -
+            ON_HOLD                    -                -         -            CREATED     -            -                      REQUESTED    CANCELLED  -             -                -             -
+            CANCELLING                 -                -         CANCELLING   -           -            -                      -            -          CANCELLED     CANCELLING       -             CANCELLED
+            CANCELLING_LOOKUP          -                -         CANCELLING   CANCELLING  -            -                      -            -          CANCELLED     CANCELLING       -             CANCELLED
+            CANCELLED                  -                CANCELLED -            -           -            -                      -            -          -             -                -             -
+            CANCELLED_AFTER_LOOKUP     -                -         -            CANCELLING  -            -                      -            -          -             -                -             -
+            CANCELLED_BEFORE_ORDER     CANCELLED        CANCELLED -            -           -            -                      -            -          -             -                -             -
             """;
 
     private static final Map<String, Consumer<Shipment>> TRANSITIONS = new LinkedHashMap<>();
@@ -91,6 +91,7 @@ class ShipmentTest {
         TRANSITIONS.put("noteCancelFailed", s -> s.noteCancelFailed(s.claimedUntil(), "carrier answered 503", NOW,
                 POLICY));
         TRANSITIONS.put("withdrawClaim", s -> s.withdrawClaim(s.claimedUntil(), NOW));
+        TRANSITIONS.put("confirmCancelledByHand", s -> s.confirmCancelledByHand("confirmed by operator ada", NOW));
     }
 
     static Stream<Arguments> everyTransitionFromEverySituation() {
@@ -118,6 +119,22 @@ class ShipmentTest {
             TRANSITIONS.get(transition).accept(shipment);
             assertThat(shipment.status()).isEqualTo(ShipmentStatus.valueOf(expected));
         }
+    }
+
+    /** The carrier's answer to a call under way decides: an operator's word waits for it. */
+    @Test
+    void aCancelIsNotConfirmedByHandWhileACallOfItsIsUnderWay() {
+        Shipment shipment = in(Situation.CANCELLING);
+        shipment.startAttempt(NOW, LEASE);
+        assertThatThrownBy(() -> shipment.confirmCancelledByHand("confirmed by operator ada", NOW))
+                .isInstanceOf(IllegalTransitionException.class);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+
+        ShipmentCancelled answer = shipment.confirmCancelledByHand("confirmed by operator ada", AFTER_LEASE);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
+        assertThat(shipment.lastError()).isEqualTo("confirmed by operator ada");
+        assertThat(shipment.nextAttemptAt()).isNull();
+        assertThat(shipment.repeatCancellationAnswer()).as("the answer given again reads the same").contains(answer);
     }
 
     @Test
