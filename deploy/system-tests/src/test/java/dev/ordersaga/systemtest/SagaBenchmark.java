@@ -35,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -100,6 +101,8 @@ final class SagaBenchmark {
     private final Map<Long, String> postgresKinds = new java.util.concurrent.ConcurrentHashMap<>();
     /** POSTs answered 503 (no database connection free in time) and sent again. */
     private final AtomicLong busyAnswers = new AtomicLong();
+    /** The most PostgreSQL's processes held resident at once, of the readings taken ({@link #samplePostgresMemory}). */
+    private final AtomicLong postgresPeakKb = new AtomicLong();
 
     SagaBenchmark(SagaSystem saga, Settings settings) {
         this.saga = saga;
@@ -112,6 +115,20 @@ final class SagaBenchmark {
                     + "its figures would not be the benchmark's; deploy/bench.sh starts it durable");
         }
         long unfinishedAtStart = unfinishedOrders();
+        ScheduledExecutorService memory = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "postgres-memory");
+            thread.setDaemon(true);
+            return thread;
+        });
+        memory.scheduleWithFixedDelay(this::samplePostgresMemory, 0, 2, TimeUnit.SECONDS);
+        try {
+            return measure(unfinishedAtStart, memory);
+        } finally {
+            memory.shutdownNow();
+        }
+    }
+
+    private Map<String, Object> measure(long unfinishedAtStart, ScheduledExecutorService memory) throws Exception {
         saga.stock(sku, 10_000_000);
         Map<String, Long> jitBeforeWarmup = compilerTicks();
         Warmup warmup = warmUp();
@@ -189,6 +206,9 @@ final class SagaBenchmark {
         List<Double> relayLatencies = commitToConsumer(measured);
 
         double commitsPerSaga = (double) commitsPerSagaTotal / saturation.size();
+        // the saga's memory, not pgbench's sessions
+        memory.shutdownNow();
+        samplePostgresMemory();
         Pgbench pgbench = pgbench();
         double limit = pgbench.tps() / commitsPerSaga;
         // at saturation the machine is busy, so throughput goes with 1 / (a saga's CPU): with the services' CPU taken
@@ -523,19 +543,37 @@ final class SagaBenchmark {
     }
 
     /**
-     * From a participant's event leaving in its outbox (its occurred_at, stamped in the transaction that commits it,
-     * whose outbox write is the last; so the commit and its flush are in the figure) to order-service's handler
-     * applying it (recorded_at, before that transaction's own commit).
+     * Every hop of the orders' events: from an event leaving in its outbox (its occurred_at, stamped in the transaction
+     * that commits it, whose outbox write is the last; so the commit and its flush are in the figure) to each consumer
+     * that handled it claiming it in its inbox (received_at: the start of the transaction that applied it, before its
+     * own commit). Nine hops a confirmed saga, all four relays and every consumer; the events a consumer passes over
+     * (OrderConfirmed at payment and shipping) claim nothing and are not counted. order-service's timeline has every
+     * event's occurred_at, its own and those it heard.
      */
     private List<Double> commitToConsumer(List<Sent> sent) throws Exception {
-        List<Double> millis = new ArrayList<>();
+        Object[] orders = sent.stream().map(Sent::orderId).toArray();
+        Map<UUID, Instant> occurred = new HashMap<>();
         try (Connection c = TestStack.connect("order_db"); PreparedStatement ps = c.prepareStatement(
-                "SELECT extract(epoch FROM recorded_at - occurred_at) * 1000 FROM saga_event "
-                        + "WHERE producer <> 'order' AND order_id = ANY (?)")) {
-            ps.setArray(1, c.createArrayOf("uuid", sent.stream().map(Sent::orderId).toArray()));
+                "SELECT event_id, occurred_at FROM saga_event WHERE order_id = ANY (?)")) {
+            ps.setArray(1, c.createArrayOf("uuid", orders));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    millis.add(rs.getDouble(1));
+                    occurred.put(rs.getObject(1, UUID.class), rs.getTimestamp(2).toInstant());
+                }
+            }
+        }
+        List<Double> millis = new ArrayList<>();
+        for (String database : List.of("order_db", "inventory_db", "payment_db", "shipping_db")) {
+            try (Connection c = TestStack.connect(database); PreparedStatement ps = c.prepareStatement(
+                    "SELECT event_id, received_at FROM inbox WHERE order_id = ANY (?)")) {
+                ps.setArray(1, c.createArrayOf("uuid", orders));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        Instant at = occurred.get(rs.getObject(1, UUID.class));
+                        if (at != null) {
+                            millis.add(Duration.between(at, rs.getTimestamp(2).toInstant()).toNanos() / 1e6);
+                        }
+                    }
                 }
             }
         }
@@ -955,34 +993,63 @@ final class SagaBenchmark {
     }
 
     /**
-     * Each JVM's and sandbox's peak resident memory (Kafka's since it started, which may be before this run).
-     * PostgreSQL's processes share their buffers, which every one of them counts as its own, so theirs is the shared
-     * memory once (the most any process has mapped) and the private memory of each, summed, as the run ends.
+     * Each JVM's and sandbox's peak resident memory (Kafka's since it started, which may be before this run), and
+     * PostgreSQL's as {@link #samplePostgresMemory} saw it at most.
      */
     private Map<String, Long> peakMemory() throws IOException {
         Map<String, Long> mib = new LinkedHashMap<>();
-        long postgresShared = 0;
-        long postgresPrivate = 0;
         for (var p : processes().entrySet()) {
-            Map<String, Long> kb = new HashMap<>();
-            try {
-                for (String line : Files.readAllLines(Path.of("/proc", Long.toString(p.getValue()), "status"))) {
-                    if (line.matches("(VmHWM|RssAnon|RssShmem):.*")) {
-                        kb.put(line.substring(0, line.indexOf(':')), Long.parseLong(line.replaceAll("\\D", "")));
+            if (!p.getKey().startsWith("postgres#")) {
+                statusKb(p.getValue()).ifPresent(kb -> {
+                    if (kb.containsKey("VmHWM")) {
+                        mib.put(p.getKey(), kb.get("VmHWM") / 1024);
                     }
-                }
-            } catch (IOException gone) {
-                continue; // ended meanwhile
-            }
-            if (p.getKey().startsWith("postgres#")) {
-                postgresShared = Math.max(postgresShared, kb.getOrDefault("RssShmem", 0L));
-                postgresPrivate += kb.getOrDefault("RssAnon", 0L);
-            } else if (kb.containsKey("VmHWM")) {
-                mib.put(p.getKey(), kb.get("VmHWM") / 1024);
+                });
             }
         }
-        mib.put("postgres (shared once, and each process's own, at the end)", (postgresShared + postgresPrivate) / 1024);
+        mib.put("postgres (shared once, and each process's own: the most of the readings, every 2 s)",
+                postgresPeakKb.get() / 1024);
         return mib;
+    }
+
+    /**
+     * PostgreSQL's resident memory now, kept if it is the most read yet. Its processes share their buffers, which every
+     * one of them counts as its own, so it is the shared memory once (the most any process has mapped) and the private
+     * memory of each, summed. No process has a peak of the whole: the sessions a pool opens under load and closes
+     * after, and autovacuum's workers, are gone by the run's end, so it is read every 2 s while the saga runs.
+     */
+    private void samplePostgresMemory() {
+        try {
+            long shared = 0;
+            long own = 0;
+            for (var p : processes().entrySet()) {
+                if (p.getKey().startsWith("postgres#")) {
+                    Optional<Map<String, Long>> kb = statusKb(p.getValue());
+                    if (kb.isPresent()) {
+                        shared = Math.max(shared, kb.get().getOrDefault("RssShmem", 0L));
+                        own += kb.get().getOrDefault("RssAnon", 0L);
+                    }
+                }
+            }
+            postgresPeakKb.accumulateAndGet(shared + own, Math::max);
+        } catch (IOException | RuntimeException e) {
+            // /proc read while processes come and go: the next reading counts
+        }
+    }
+
+    /** A process's resident memory figures (kB) from /proc, empty if it has ended. */
+    private static Optional<Map<String, Long>> statusKb(long pid) {
+        Map<String, Long> kb = new HashMap<>();
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.matches("(VmHWM|RssAnon|RssShmem):.*")) {
+                    kb.put(line.substring(0, line.indexOf(':')), Long.parseLong(line.replaceAll("\\D", "")));
+                }
+            }
+        } catch (IOException gone) {
+            return Optional.empty();
+        }
+        return Optional.of(kb);
     }
 
     private Map<String, Long> processes() throws IOException {
@@ -1056,8 +1123,14 @@ final class SagaBenchmark {
             Process p = pb.start();
             p.getOutputStream().close();
             String out = new String(p.getInputStream().readAllBytes());
-            p.waitFor(5, TimeUnit.MINUTES);
+            boolean ended = p.waitFor(5, TimeUnit.MINUTES);
             MachineTicks after = MachineTicks.read();
+            // a client that aborted leaves a lower tps printed, which would lower the limit and raise our ratio
+            if (!ended || p.exitValue() != 0) {
+                p.destroyForcibly();
+                throw new IllegalStateException("pgbench " + (ended ? "exited with " + p.exitValue() : "did not end")
+                        + ", so its tps is no limit:\n" + out);
+            }
             Map<String, Double> idleStack = cpuSecondsByProcess(stackBefore, cpuTicks());
             idleStack.remove("postgres");
             double idleStackSeconds = idleStack.values().stream().mapToDouble(Double::doubleValue).sum();
@@ -1149,7 +1222,7 @@ final class SagaBenchmark {
                   POST -> CONFIRMED at %s orders/s (open loop, %s s after %s s at that rate unmeasured, the JIT then at %s cores, and %s s more): %s ms
                     open loop per saga: %s database commits, WAL %s, %s CPU seconds; %s cores busy by the stack
                   POSTs answered 503 (busy) and sent again: %s
-                  outbox commit -> consumer (its handler): %s ms
+                  outbox commit -> consumer (every hop, to its inbox claim): %s ms
                   per saga at saturation: %s database commits, WAL %s, %s CPU seconds
                   machine (cores busy; of them the stack, the load generator, anything else; share stolen by the hypervisor):
                     saturation %s
