@@ -29,9 +29,9 @@ class EventContractTest {
             assertThat(envelope.payload()).isInstanceOf(entry.getValue());
             assertThat(envelope.orderId()).isEqualTo(UUID.fromString("6f1c2a4e-8b3d-4e5f-9a1b-2c3d4e5f6a7b"));
             assertThat(envelope.correlationId()).isEqualTo("corr-7d9e");
-            // refundFollows came after the golden files: they show how an event written before it reads
+            // refundFollows and confirmedBy came after the golden files: they show how an event written before reads
             assertThat(envelope.payload()).hasNoNullFieldsOrPropertiesExcept("line2", "providerRefundId", "shippingAddress.line2",
-                    "refundFollows");
+                    "refundFollows", "confirmedBy");
             assertThat(EventCodec.decode(EventCodec.encode(envelope))).isEqualTo(envelope);
         }));
     }

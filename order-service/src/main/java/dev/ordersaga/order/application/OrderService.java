@@ -9,6 +9,7 @@ import dev.ordersaga.eventing.TransactionalWrites;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.OrderEvent;
 import dev.ordersaga.events.PaymentRefunded;
+import dev.ordersaga.events.Reasons;
 import dev.ordersaga.events.SagaEvent;
 import dev.ordersaga.events.ShipmentCancelled;
 import dev.ordersaga.events.StockReleased;
@@ -216,6 +217,10 @@ public class OrderService {
             }
             LOG.infof("%s for unknown order %s skipped: not one this service placed", event.type(), event.orderId());
             return;
+        }
+        if (event.payload() instanceof ShipmentCancelled cancelled && cancelled.confirmedBy() != null) {
+            // the order is refunded on an operator's word rather than the carrier's: its timeline says whose
+            record.note(Reasons.fit(cancelled.confirmedBy(), SagaEventRecord.MAX_NOTE_LENGTH));
         }
         Order order = found.get().order();
         Order.Progress progress = order.progress();

@@ -43,6 +43,9 @@ public class SagaEventRecord {
     @Column(name = "causation_id")
     private UUID causationId;
 
+    /** As the column keeps it. */
+    public static final int MAX_NOTE_LENGTH = 512;
+
     /** How the order took the event, where that is not obvious (a late event, for instance). */
     @Column
     private String note;

@@ -180,6 +180,25 @@ class OrderSagaTest {
                 .body(undoings + ".note", everyItem(nullValue()));
     }
 
+    /** A cancel the carrier's API kept refusing, ended on an operator's word: the order's timeline says whose. */
+    @Test
+    void aShipmentCancelConfirmedByHandIsNotedWithWhoConfirmedIt() {
+        Placed order = place();
+        publish(order, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
+        awaitStatus(order, "PAID");
+        given().post("/orders/{id}/cancel", order.id()).then().statusCode(202);
+        awaitStatus(order, "COMPENSATING");
+
+        publish(order, new StockReleased("res-1", List.of(new StockItem("SKU-MUG", 2))));
+        publish(order, new PaymentRefunded("pay-1", new BigDecimal("21.00"), "EUR", "re_1"));
+        String confirmedBy = "confirmed cancelled at the carrier by operator ada: the carrier's desk, by phone";
+        EventEnvelope<?> byHand = publish(order, new ShipmentCancelled("shp-1", confirmedBy));
+        awaitStatus(order, "CANCELLED");
+        given().get("/orders/{id}/timeline", order.id()).then()
+                .body("find { it.eventId == '%s' }.note".formatted(byHand.eventId()), equalTo(confirmedBy));
+    }
+
     @Test
     void paymentSucceededAfterTheOrderWasCancelledLeavesItCancelled() {
         Placed order = cancelled(place());

@@ -423,14 +423,16 @@ public class ShippingService {
     /**
      * An operator's word that nothing of the order's shipment is left at the carrier, where the carrier's API kept
      * refusing its cancellation ({@link Shipment#confirmCancelledByHand}): the cancellation is answered, and the order's
-     * compensation goes on. Logged at WARN with who said so: the order will be refunded on it.
+     * compensation goes on, its timeline naming who said so. Logged at WARN: the order is refunded on that word. Asked
+     * again once it holds (an answer lost), it changes nothing.
      *
+     * @param carrierShipmentId the parcel the operator settled with the carrier (null: none under our key)
      * @return the shipment as it stands after; empty if the order has none
-     * @throws dev.ordersaga.shipping.domain.IllegalTransitionException if the shipment is not CANCELLING, or a call of
-     *                                                                   its is under way
+     * @throws NotConfirmable when the shipment's cancellation cannot end on an operator's word now, saying why
      */
     @Transactional
-    public Optional<Shipment> confirmCancelledByHand(UUID orderId, String operator, String reason) {
+    public Optional<Shipment> confirmCancelledByHand(UUID orderId, String carrierShipmentId, String operator,
+                                                     String reason) {
         Optional<Shipment> found = shipments.findByOrderId(orderId);
         if (found.isEmpty()) {
             return Optional.empty();
@@ -438,17 +440,32 @@ public class ShippingService {
         Shipment[] after = new Shipment[1];
         try (Correlation.Scope ignored = Correlation.open(found.get().correlationId(), null)) {
             onShipment(found.get().id(), shipment -> {
-                String refused = shipment.lastError();
-                ShipmentCancelled cancelled = shipment.confirmCancelledByHand("confirmed cancelled at the carrier by "
-                        + "operator " + operator + ": " + reason, Instant.now());
-                LOG.warnf("Shipment %s (%s) of order %s confirmed cancelled at the carrier by operator %s after %d "
-                                + "failed attempt(s) (last: %s): %s", shipment.id(), shipment.carrierShipmentId(),
-                        orderId, operator, shipment.cancelAttempts(), refused, reason);
                 after[0] = shipment;
+                Instant now = Instant.now();
+                shipment.whyNotConfirmable(carrierShipmentId, now).ifPresent(why -> {
+                    throw new NotConfirmable("the shipment of order " + orderId + " " + why);
+                });
+                if (shipment.status() == ShipmentStatus.CANCELLED) {
+                    return List.of();
+                }
+                String refused = shipment.lastError();
+                ShipmentCancelled cancelled = shipment.confirmCancelledByHand(carrierShipmentId,
+                        "confirmed cancelled at the carrier by operator " + operator + ": " + reason, now);
+                LOG.warnf("Shipment %s (%s) of order %s confirmed cancelled at the carrier by operator %s after %d "
+                                + "refused attempt(s) (last: %s): %s", shipment.id(), carrierShipmentId, orderId, operator,
+                        shipment.cancelAttempts(), refused, reason);
                 return List.of(cancelled);
             });
         }
         return Optional.of(after[0]);
+    }
+
+    /** A shipment's cancellation that an operator's word cannot end now; the message says why. */
+    public static final class NotConfirmable extends RuntimeException {
+
+        NotConfirmable(String message) {
+            super(message);
+        }
     }
 
     @Transactional

@@ -432,19 +432,48 @@ public class Shipment {
 
     /**
      * An operator settled with the carrier that nothing of this shipment will go out, where the carrier's API kept
-     * refusing the cancellation (a 404 for a parcel it had given us, a refusal a person resolved): CANCELLING ->
-     * CANCELLED, with the answer the cancellation owed. Refused while a call is under way: its outcome is the carrier's
-     * word, and decides. A create call of an earlier claim that lands later still reopens it ({@link #noteCreated}).
+     * refusing its cancellation (a 404 for a parcel it had given us, a refusal a person resolved): CANCELLING ->
+     * CANCELLED, with the answer the cancellation owed, which names who said so. Only as {@link #whyNotConfirmable}
+     * allows: a call under way decides by the carrier's word, and the operator's word holds for the parcel they named.
+     * A create call of an earlier claim that lands later still reopens it ({@link #noteCreated}).
      *
-     * @param note who confirmed it and why, kept as the row's last word on the cancellation
+     * @param confirmedBy who confirmed it and why: kept as the row's last word on the cancellation, and in the event
      */
-    public ShipmentCancelled confirmCancelledByHand(String note, Instant now) {
-        if (status != ShipmentStatus.CANCELLING || isInFlight(now)) {
+    public ShipmentCancelled confirmCancelledByHand(String carrierShipmentId, String confirmedBy, Instant now) {
+        if (status != ShipmentStatus.CANCELLING || whyNotConfirmable(carrierShipmentId, now).isPresent()) {
             throw illegal("confirmCancelledByHand");
         }
-        lastError = truncate(note);
+        lastError = truncate(confirmedBy);
         touch(now);
-        return finishCancelling();
+        return new ShipmentCancelled(finishCancelling().shipmentId(), Reasons.fit(confirmedBy, MAX_ERROR_LENGTH));
+    }
+
+    /**
+     * Why an operator's word cannot end this shipment's cancellation now, if it cannot.
+     *
+     * @param carrierShipmentId the parcel the operator settled with the carrier; null for "none under our key", where
+     *                          the shipment knows of none (its lookup by key kept failing)
+     */
+    public Optional<String> whyNotConfirmable(String carrierShipmentId, Instant now) {
+        if (status != ShipmentStatus.CANCELLING && status != ShipmentStatus.CANCELLED) {
+            return Optional.of("is " + status + ": only a cancellation the carrier keeps refusing (CANCELLING) is "
+                    + "confirmed by hand");
+        }
+        if (!Objects.equals(carrierShipmentId, this.carrierShipmentId)) {
+            return Optional.of("is " + (this.carrierShipmentId == null ? "known by no parcel id (looked up by its key)"
+                    : "parcel " + this.carrierShipmentId) + ", not " + (carrierShipmentId == null ? "without one"
+                    : carrierShipmentId) + ": what the carrier said of another parcel does not end it");
+        }
+        if (status == ShipmentStatus.CANCELLED) {
+            return Optional.empty();
+        }
+        if (isInFlight(now)) {
+            return Optional.of("has a call to the carrier under way until " + claimedUntil + ", whose answer decides");
+        }
+        if (cancelAttempts == 0) {
+            return Optional.of("has had no cancel call refused yet: the carrier is asked first");
+        }
+        return Optional.empty();
     }
 
     /**

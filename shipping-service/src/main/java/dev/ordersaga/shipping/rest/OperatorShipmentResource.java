@@ -3,8 +3,6 @@ package dev.ordersaga.shipping.rest;
 import dev.ordersaga.http.NoControlCharacters;
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.shipping.application.ShippingService;
-import dev.ordersaga.shipping.domain.IllegalTransitionException;
-import dev.ordersaga.shipping.domain.ShipmentStatus;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
@@ -12,6 +10,7 @@ import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Size;
+import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -30,12 +29,15 @@ import java.util.UUID;
  */
 @Path("/operator/shipments")
 @Produces(MediaType.APPLICATION_JSON)
+@Consumes(MediaType.APPLICATION_JSON)
 @RolesAllowed("operator")
 @Tag(name = "operator", description = "Shipments an operator settles with the carrier (role operator)")
 public class OperatorShipmentResource {
 
-    /** As long as an order's cancel reason may be: the note is kept in the row and logged. */
+    /** As long as an order's cancel reason may be: the note is kept in the row and the order's timeline. */
     static final int MAX_REASON_LENGTH = 512;
+    /** Longer than any id a carrier gives; the column holds what the carrier gave. */
+    static final int MAX_CARRIER_ID_LENGTH = 128;
 
     @Inject
     ShippingService shipping;
@@ -43,25 +45,27 @@ public class OperatorShipmentResource {
     @Inject
     SecurityIdentity identity;
 
-    /** Why the operator holds the shipment cancelled: what the carrier said, and through whom. */
-    public record ConfirmRequest(@NotBlank @Size(max = MAX_REASON_LENGTH) @NoControlCharacters String reason) {
+    /**
+     * The parcel the operator settled with the carrier (as {@code GET /shipments/{orderId}} shows it; null or absent
+     * where the shipment knows none), and why they hold it cancelled: what the carrier said, and through whom.
+     */
+    public record ConfirmRequest(@Size(max = MAX_CARRIER_ID_LENGTH) @NoControlCharacters String carrierShipmentId,
+                                 @NotBlank @Size(max = MAX_REASON_LENGTH) @NoControlCharacters String reason) {
     }
 
     @POST
     @Path("/{orderId}/confirm-cancelled")
-    @Operation(summary = "Record that the carrier confirmed, outside its API, that nothing of a CANCELLING shipment will "
-            + "go out: the shipment is CANCELLED and the order's compensation goes on")
+    @Operation(summary = "Record that the carrier confirmed, outside its API, that the parcel of a shipment whose cancel "
+            + "it keeps refusing will not go out: the shipment is CANCELLED and the order's compensation goes on")
     public ShipmentView confirmCancelled(@PathParam("orderId") UUID orderId, @Valid @NotNull ConfirmRequest request) {
         try {
-            return shipping.confirmCancelledByHand(orderId, identity.getPrincipal().getName(), request.reason())
+            return shipping.confirmCancelledByHand(orderId, request.carrierShipmentId(),
+                            identity.getPrincipal().getName(), request.reason())
                     .map(ShipmentView::of)
                     .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Shipment not found",
                             "no shipment for order " + orderId));
-        } catch (IllegalTransitionException e) {
-            throw new ProblemException(Response.Status.CONFLICT, "Shipment not awaiting a cancel", "the shipment of order "
-                    + orderId + " is " + e.from() + (e.from() == ShipmentStatus.CANCELLING
-                    ? " with a call to the carrier under way, whose answer decides; ask again once it is answered"
-                    : ": only a shipment whose cancellation the carrier keeps refusing (CANCELLING) can be confirmed"));
+        } catch (ShippingService.NotConfirmable e) {
+            throw new ProblemException(Response.Status.CONFLICT, "Shipment cancel not confirmable", e.getMessage());
         }
     }
 }

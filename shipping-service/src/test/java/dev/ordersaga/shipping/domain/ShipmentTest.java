@@ -66,8 +66,8 @@ class ShipmentTest {
             CREATED                    -                -         -            -           -            -                      -            CANCELLING -             -                -             -
             REJECTED                   -                -         -            -           -            -                      -            CANCELLED  -             -                -             -
             ON_HOLD                    -                -         -            CREATED     -            -                      REQUESTED    CANCELLED  -             -                -             -
-            CANCELLING                 -                -         CANCELLING   -           -            -                      -            -          CANCELLED     CANCELLING       -             CANCELLED
-            CANCELLING_LOOKUP          -                -         CANCELLING   CANCELLING  -            -                      -            -          CANCELLED     CANCELLING       -             CANCELLED
+            CANCELLING                 -                -         CANCELLING   -           -            -                      -            -          CANCELLED     CANCELLING       -             -
+            CANCELLING_LOOKUP          -                -         CANCELLING   CANCELLING  -            -                      -            -          CANCELLED     CANCELLING       -             -
             CANCELLED                  -                CANCELLED -            -           -            -                      -            -          -             -                -             -
             CANCELLED_AFTER_LOOKUP     -                -         -            CANCELLING  -            -                      -            -          -             -                -             -
             CANCELLED_BEFORE_ORDER     CANCELLED        CANCELLED -            -           -            -                      -            -          -             -                -             -
@@ -91,7 +91,9 @@ class ShipmentTest {
         TRANSITIONS.put("noteCancelFailed", s -> s.noteCancelFailed(s.claimedUntil(), "carrier answered 503", NOW,
                 POLICY));
         TRANSITIONS.put("withdrawClaim", s -> s.withdrawClaim(s.claimedUntil(), NOW));
-        TRANSITIONS.put("confirmCancelledByHand", s -> s.confirmCancelledByHand("confirmed by operator ada", NOW));
+        // an operator's word on the parcel the row names: refused until a cancel call of it has been refused
+        TRANSITIONS.put("confirmCancelledByHand", s -> s.confirmCancelledByHand(s.carrierShipmentId(),
+                "confirmed by operator ada", NOW));
     }
 
     static Stream<Arguments> everyTransitionFromEverySituation() {
@@ -121,20 +123,31 @@ class ShipmentTest {
         }
     }
 
-    /** The carrier's answer to a call under way decides: an operator's word waits for it. */
+    /**
+     * An operator's word ends a cancellation the carrier has refused, for the parcel they name, once no call is under
+     * way: before any refusal the carrier is asked first, and a call under way decides by the carrier's word.
+     */
     @Test
-    void aCancelIsNotConfirmedByHandWhileACallOfItsIsUnderWay() {
+    void aCancelTheCarrierRefusedIsConfirmedByHandForItsParcelOnly() {
         Shipment shipment = in(Situation.CANCELLING);
+        assertThat(shipment.whyNotConfirmable("shp_1", NOW)).hasValueSatisfying(why -> assertThat(why)
+                .contains("no cancel call refused yet"));
         shipment.startAttempt(NOW, LEASE);
-        assertThatThrownBy(() -> shipment.confirmCancelledByHand("confirmed by operator ada", NOW))
+        assertThat(shipment.whyNotConfirmable("shp_1", NOW)).hasValueSatisfying(why -> assertThat(why)
+                .contains("under way"));
+        shipment.noteCancelFailed(shipment.claimedUntil(), "the carrier does not know shipment shp_1", NOW, POLICY);
+        assertThat(shipment.whyNotConfirmable("shp_2", NOW)).hasValueSatisfying(why -> assertThat(why)
+                .contains("is parcel shp_1, not shp_2"));
+        assertThatThrownBy(() -> shipment.confirmCancelledByHand("shp_2", "confirmed by operator ada", NOW))
                 .isInstanceOf(IllegalTransitionException.class);
-        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.whyNotConfirmable("shp_1", NOW)).isEmpty();
 
-        ShipmentCancelled answer = shipment.confirmCancelledByHand("confirmed by operator ada", AFTER_LEASE);
+        ShipmentCancelled answer = shipment.confirmCancelledByHand("shp_1", "confirmed by operator ada", NOW);
+        assertThat(answer).isEqualTo(new ShipmentCancelled(shipment.id().toString(), "confirmed by operator ada"));
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
         assertThat(shipment.lastError()).isEqualTo("confirmed by operator ada");
         assertThat(shipment.nextAttemptAt()).isNull();
-        assertThat(shipment.repeatCancellationAnswer()).as("the answer given again reads the same").contains(answer);
+        assertThat(shipment.whyNotConfirmable("shp_1", NOW)).as("asked again, it holds").isEmpty();
     }
 
     @Test
