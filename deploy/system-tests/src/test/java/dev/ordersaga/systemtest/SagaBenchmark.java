@@ -206,8 +206,11 @@ final class SagaBenchmark {
         List<Double> relayLatencies = commitToConsumer(measured);
 
         double commitsPerSaga = (double) commitsPerSagaTotal / saturation.size();
-        // the saga's memory, not pgbench's sessions
+        // the saga's memory, not pgbench's sessions: no reading may still be under way when it starts
         memory.shutdownNow();
+        if (!memory.awaitTermination(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("PostgreSQL's memory readings did not stop");
+        }
         samplePostgresMemory();
         Pgbench pgbench = pgbench();
         double limit = pgbench.tps() / commitsPerSaga;
@@ -1100,6 +1103,8 @@ final class SagaBenchmark {
                     + "correlation_id varchar(128) NOT NULL, causation_id varchar(64), occurred_at timestamptz NOT NULL)");
         }
         Path script = Files.createTempFile("saga-step", ".sql");
+        // to a file, read once it ended: read from its pipe, a pgbench that hangs would hang the run before any timeout
+        Path output = Files.createTempFile("saga-step", ".out");
         try {
             Files.writeString(script, """
                     \\set id random(1, 100000)
@@ -1116,15 +1121,15 @@ final class SagaBenchmark {
             ProcessBuilder pb = new ProcessBuilder("pgbench", "-n", "-M", "prepared", "-c", "8", "-j", "2", "-T",
                     Integer.toString(settings.pgbenchSeconds()), "-f", script.toString(), "-h", TestStack.postgresHost(),
                     "-p", Integer.toString(TestStack.postgresPort()), "-U", TestStack.endpoints().adminUser(), "saga_bench")
-                    .redirectErrorStream(true);
+                    .redirectErrorStream(true).redirectOutput(output.toFile());
             pb.environment().put("PGPASSWORD", TestStack.endpoints().adminPassword());
             Map<String, Long> stackBefore = cpuTicks();
             MachineTicks before = MachineTicks.read();
             Process p = pb.start();
             p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes());
-            boolean ended = p.waitFor(5, TimeUnit.MINUTES);
+            boolean ended = p.waitFor(settings.pgbenchSeconds() + 120L, TimeUnit.SECONDS);
             MachineTicks after = MachineTicks.read();
+            String out = Files.readString(output);
             // a client that aborted leaves a lower tps printed, which would lower the limit and raise our ratio
             if (!ended || p.exitValue() != 0) {
                 p.destroyForcibly();
@@ -1151,6 +1156,7 @@ final class SagaBenchmark {
             throw new IllegalStateException("pgbench gave no tps:\n" + out);
         } finally {
             Files.deleteIfExists(script);
+            Files.deleteIfExists(output);
         }
     }
 

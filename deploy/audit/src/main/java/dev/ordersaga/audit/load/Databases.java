@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -275,8 +276,9 @@ public final class Databases {
     private static List<Stock> stock(Connection c, Collection<String> skus) throws SQLException {
         boolean stockedKnown = hasColumn(c, "stock", "stocked");
         Array skuArray = c.createArrayOf("varchar", skus.toArray());
-        // what the reservations of the whole database hold of each SKU: reserved and shipped must be exactly that
-        Map<String, long[]> held = new HashMap<>();
+        // what the reservations of the whole database hold of each SKU: reserved and shipped must be exactly that (by
+        // SKU, as the rows come: a SKU without a row is reported in the same place on every run)
+        Map<String, long[]> held = new TreeMap<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT ri.sku, r.status, SUM(ri.quantity) AS held "
                 + "FROM reservation_item ri JOIN reservation r ON r.order_id = ri.order_id "
                 + "WHERE ri.sku = ANY(?) AND r.status IN ('RESERVED', 'CONSUMED') GROUP BY ri.sku, r.status")) {
