@@ -42,7 +42,8 @@ public class DeadLetterResource {
 
     @POST
     @Path("/{partition}/{offset}/replay")
-    @Operation(summary = "Republish a parked message to the topic it came from; consumers that applied it skip it")
+    @Operation(summary = "Republish a parked message to this service's replay topic (<service>.replay), which only "
+            + "this service reads; if it applied the message meanwhile, it skips it")
     public Response replay(@PathParam("partition") int partition, @PathParam("offset") long offset) {
         DeadLetters.Replayed replayed;
         try {
