@@ -717,14 +717,9 @@ class ShipmentWorkerTest {
     void aParcelTheCarrierDeniesKnowingIsNotTakenForCancelled() throws Exception {
         SagaEvents.Saga saga = events.saga();
         UUID orderId = saga.orderId();
-        UUID shipmentId = UUID.randomUUID();
         String unknown = "shp_unknown_" + orderId;
         Instant claim = Instant.now().plusSeconds(3600).truncatedTo(ChronoUnit.MICROS);
-        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 1, Instant.now().plusSeconds(3600),
-                null);
-        alter(shipmentId, """
-                status = 'CANCELLING', cancel_requested = true, carrier_shipment_id = ?, claimed_until = ?,
-                next_attempt_at = now()""", unknown, Timestamp.from(claim));
+        UUID shipmentId = cancellingUnderAClaim(saga, unknown, claim, "now()");
         CarrierWork cancel = new CarrierWork(CarrierWork.Kind.CANCEL, shipmentId, orderId, saga.correlationId(),
                 UUID.randomUUID(), null, unknown, 1, claim);
         double before = compensationFailures();
@@ -753,15 +748,10 @@ class ShipmentWorkerTest {
     void anOperatorEndsACancelTheCarrierKeepsRefusing() throws Exception {
         SagaEvents.Saga saga = events.saga();
         UUID orderId = saga.orderId();
-        UUID shipmentId = UUID.randomUUID();
         String unknown = "shp_unknown_" + orderId;
         Instant claim = Instant.now().plusSeconds(3600).truncatedTo(ChronoUnit.MICROS);
-        insertShipment(shipmentId, orderId, saga.correlationId(), UUID.randomUUID(), 1, Instant.now().plusSeconds(3600),
-                null);
-        // a worker's cancel call under way: held for the hour, as no worker of this test takes the row meanwhile
-        alter(shipmentId, """
-                status = 'CANCELLING', cancel_requested = true, carrier_shipment_id = ?, claimed_until = ?,
-                next_attempt_at = now() + interval '1 hour'""", unknown, Timestamp.from(claim));
+        // its next attempt an hour away: no worker of this test takes the row meanwhile
+        UUID shipmentId = cancellingUnderAClaim(saga, unknown, claim, "now() + interval '1 hour'");
         String confirm = "/operator/shipments/{orderId}/confirm-cancelled";
         String body = "{\"carrierShipmentId\": \"" + unknown + "\", "
                 + "\"reason\": \"the carrier's desk, by phone: never left\"}";
@@ -804,6 +794,21 @@ class ShipmentWorkerTest {
         assertThat(row(orderId).updatedAt()).isEqualTo(shipment.updatedAt());
         assertThat(published.typesCommittedSoFar(outbox, orderId, saga.correlationId(), WAIT))
                 .filteredOn("ShipmentCancelled"::equals).hasSize(1);
+    }
+
+    /**
+     * The saga's shipment, being cancelled at the carrier as {@code parcel} by a worker whose call is under way until
+     * {@code claim}, its next attempt due at {@code next} (an SQL expression); returns its id.
+     */
+    private UUID cancellingUnderAClaim(SagaEvents.Saga saga, String parcel, Instant claim, String next)
+            throws SQLException {
+        UUID shipmentId = UUID.randomUUID();
+        insertShipment(shipmentId, saga.orderId(), saga.correlationId(), UUID.randomUUID(), 1,
+                Instant.now().plusSeconds(3600), null);
+        alter(shipmentId, """
+                status = 'CANCELLING', cancel_requested = true, carrier_shipment_id = ?, claimed_until = ?,
+                next_attempt_at = """ + next, parcel, Timestamp.from(claim));
+        return shipmentId;
     }
 
     private static RequestSpecification operator() {
