@@ -136,8 +136,9 @@ class FaultInjectionIT {
             saga.carrierForgetful(false);
 
             // quiet: every order settled; an operator sends those waiting for the carrier back to it or cancels them,
-            // in turns, in the order the seed placed them (the customers' threads added them as they ran), and cancels
-            // one that payment held (a charge whose outcome it could not learn: a retry needs the provider's word first)
+            // in turns, in the order the seed placed them (the customers' threads added them as they ran), and
+            // cancels one that payment held (a charge whose outcome it could not learn: a retry needs the provider's
+            // word first)
             int retried = 0;
             int cancelled = 0;
             for (UUID order : placed.stream().sorted(Comparator.comparing(o -> placedBy.getOrDefault(o, "~"))).toList()) {

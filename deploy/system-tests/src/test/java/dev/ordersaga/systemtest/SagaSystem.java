@@ -539,8 +539,8 @@ final class SagaSystem implements AutoCloseable {
     }
 
     /**
-     * The audit over the orders created since {@code since}, counted only once every consumer had committed all that was
-     * published to Kafka before it read: settled is not quiet. A copy of an event (a relay's after a kill, the
+     * The audit over the orders created since {@code since}, counted only once every consumer had committed all that
+     * was published to Kafka before it read: settled is not quiet. A copy of an event (a relay's after a kill, the
      * publish-twice switch's) may still be on its way to a consumer, and an effect it applied twice after the audit
      * read would go unseen. Repeated until it is clean; fails after {@code atMost} with the lag and the last report.
      */

@@ -55,8 +55,9 @@ public class OperatorShipmentResource {
 
     @POST
     @Path("/{orderId}/confirm-cancelled")
-    @Operation(summary = "Record that the carrier confirmed, outside its API, that the parcel of a shipment whose cancel "
-            + "it keeps refusing will not go out: the shipment is CANCELLED and the order's compensation goes on")
+    @Operation(summary = "Record that the carrier confirmed, outside its API, that the parcel of a shipment whose "
+            + "cancel it keeps refusing will not go out: the shipment is CANCELLED and the order's compensation goes "
+            + "on")
     public ShipmentView confirmCancelled(@PathParam("orderId") UUID orderId, @Valid @NotNull ConfirmRequest request) {
         try {
             return shipping.confirmCancelledByHand(orderId, request.carrierShipmentId(),

@@ -761,7 +761,8 @@ class ShipmentWorkerTest {
         alter(shipmentId, "claimed_until = NULL");
         operator().body(body).post(confirm, orderId).then().statusCode(409)
                 .body("detail", containsString("no cancel call refused yet"));
-        // as the worker leaves it after three 404s for the parcel (aParcelTheCarrierDeniesKnowingIsNotTakenForCancelled)
+        // as the worker leaves it after three 404s for the parcel
+        // (aParcelTheCarrierDeniesKnowingIsNotTakenForCancelled)
         alter(shipmentId, "cancel_attempts = 3, last_error = ?", "the carrier does not know shipment " + unknown);
 
         given().contentType(ContentType.JSON).body(body).post(confirm, orderId).then().statusCode(401);

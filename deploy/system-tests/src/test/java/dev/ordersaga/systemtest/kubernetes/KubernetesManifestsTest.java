@@ -440,9 +440,9 @@ class KubernetesManifestsTest {
                         + "so its replicas may share a node",
                 "Deployment shipping-service: its spread across kubernetes.io/hostname is whenUnsatisfiable "
                         + "ScheduleAnyway, not DoNotSchedule, so the scheduler may put its replicas on one node",
-                "Deployment shipping-service: its spread across kubernetes.io/hostname counts the old and the new pods "
-                        + "of a rolling update together (no matchLabelKeys pod-template-hash), so both new replicas may "
-                        + "land on one node",
+                "Deployment shipping-service: its spread across kubernetes.io/hostname counts the old and the new "
+                        + "pods of a rolling update together (no matchLabelKeys pod-template-hash), so both new "
+                        + "replicas may land on one node",
                 "Deployment shipping-service: its spread across kubernetes.io/hostname counts cordoned nodes "
                         + "(nodeTaintsPolicy is not Honor), so on two nodes the replica a drain evicts can be placed nowhere");
     }

@@ -851,8 +851,8 @@ final class ManifestChecks {
             JsonNode poolMax = env(deployment).get("DB_POOL_MAX");
             // a value from a ConfigMap counts as well as a literal (README.md, "Changing things", adds settings so)
             int pool = poolMax == null ? DEFAULT_POOL_MAX : resolve(rendered, poolMax).map(Integer::parseInt)
-                    .orElseThrow(() -> new IllegalStateException(describe(deployment) + ": DB_POOL_MAX is set to nothing "
-                            + "the rendering holds"));
+                    .orElseThrow(() -> new IllegalStateException(describe(deployment)
+                            + ": DB_POOL_MAX is set to nothing the rendering holds"));
             connections += (deployment.at("/spec/replicas").asInt(1) + 1) * (pool + RELAY_SESSIONS);
         }
         return connections;
@@ -1008,9 +1008,9 @@ final class ManifestChecks {
 
     /**
      * Kafka's listener and the PostgreSQL instances admit the services' pods and no other pod the overlay runs: beside
-     * the logins and ACLs, so that a leaked password alone does not let any pod publish a saga event. Selectors are read as
-     * their matchLabels; a peer with a namespaceSelector admits pods of other namespaces, which only the database's
-     * operator needs.
+     * the logins and ACLs, so that a leaked password alone does not let any pod publish a saga event. Selectors are
+     * read as their matchLabels; a peer with a namespaceSelector admits pods of other namespaces, which only the
+     * database's operator needs.
      */
     static List<String> networkAccess(Rendered rendered) {
         List<String> problems = new ArrayList<>();
