@@ -44,15 +44,32 @@ public class ProblemMappers {
         return respond(400, "Invalid request", violations.size() + " field(s) are invalid", violations);
     }
 
+    /**
+     * JSON that does not parse: Jackson's message says where. JSON that parses but does not bind (a value of another
+     * shape than its field's) is answered by the field alone, as {@link #mismatched}: Jackson's message for it names
+     * the Java types it was binding to, which are none of the client's business.
+     */
     @ServerExceptionMapper
     public Response unreadable(JsonProcessingException e) {
+        if (e instanceof JsonMappingException mapping) {
+            return notBound(mapping.getPath());
+        }
         return respond(400, "Malformed JSON", e.getOriginalMessage(), null);
     }
 
-    /** A JSON value of the wrong type, e.g. {"quantity": "many"}: Quarkus maps this one itself unless told. */
+    /** A JSON value of the wrong shape, e.g. {"items": "x"}: Quarkus maps this one itself unless told. */
     @ServerExceptionMapper
     public Response mismatched(MismatchedInputException e) {
-        return respond(400, "Malformed JSON", e.getOriginalMessage(), null);
+        return notBound(e.getPath());
+    }
+
+    private static Response notBound(List<JsonMappingException.Reference> path) {
+        String field = field(path);
+        if (field.isEmpty()) {
+            return respond(400, "Malformed JSON", "the body is not the JSON object this endpoint takes", null);
+        }
+        return respond(400, "Invalid request", "1 field(s) are invalid",
+                List.of(new Problem.Violation(field, "is not of the field's type")));
     }
 
     /**

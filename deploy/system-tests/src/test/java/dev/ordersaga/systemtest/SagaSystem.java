@@ -528,7 +528,8 @@ final class SagaSystem implements AutoCloseable {
     }
 
     JsonNode shipment(UUID orderId) {
-        return json(given().baseUri(balanced(SHIPPING)).get("/shipments/{id}", orderId).then().statusCode(200).extract().asString());
+        return json(given().baseUri(balanced(SHIPPING)).auth().preemptive().basic("operator", "operator")
+                .get("/shipments/{id}", orderId).then().statusCode(200).extract().asString());
     }
 
     // --- the audit of the saga's invariants (deploy/audit)

@@ -144,7 +144,8 @@ public class OrderService {
     @Transactional
     public Order cancelByOperator(UUID orderId, String operator, String reason) {
         Order order = orders.findForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
-        String why = reason == null || reason.isBlank() ? "cancelled by operator " + operator : reason;
+        // the reason is the customer's to read, the operator's name is not: it is in the order's log of actions
+        String why = reason == null || reason.isBlank() ? "cancelled by an operator" : reason;
         publish(order, order.startCompensation(why, "operator:" + operator));
         operatorActions.persist(new OperatorAction(orderId, "cancel", operator, why));
         LOG.warnf("Order %s cancelled by operator %s: compensating", orderId, operator);
@@ -219,8 +220,12 @@ public class OrderService {
             return;
         }
         if (event.payload() instanceof ShipmentCancelled cancelled && cancelled.confirmedBy() != null) {
-            // the order is refunded on an operator's word rather than the carrier's: its timeline says whose
-            record.note(Reasons.fit(cancelled.confirmedBy(), SagaEventRecord.MAX_NOTE_LENGTH));
+            // the order is refunded on an operator's word rather than the carrier's: who is kept with the operators'
+            // actions, the word in the timeline, which customers read
+            record.note(Reasons.fit("confirmed cancelled at the carrier by an operator: " + cancelled.confirmation(),
+                    SagaEventRecord.MAX_NOTE_LENGTH));
+            operatorActions.persist(new OperatorAction(event.orderId(), "confirm-shipment-cancelled",
+                    cancelled.confirmedBy(), cancelled.confirmation()));
         }
         Order order = found.get().order();
         Order.Progress progress = order.progress();

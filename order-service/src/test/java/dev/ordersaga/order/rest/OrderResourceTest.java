@@ -350,6 +350,52 @@ class OrderResourceTest {
         assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
     }
 
+    /** Jackson's own message would name the Java types it binds to: the client learns the field, not our classes. */
+    @Test
+    void aValueOfAnotherShapeIsRefusedNamingTheFieldNotTheServicesTypes() {
+        String answer = given().contentType(ContentType.JSON)
+                .body(Orders.requestJson().replaceFirst("\"items\": \\[", "\"items\": \"x\", \"unused\": ["))
+                .when().post("/orders")
+                .then().statusCode(400)
+                .contentType("application/problem+json")
+                .body("violations[0].field", equalTo("items"))
+                .extract().asString();
+        assertThat(answer).doesNotContain("dev.ordersaga").doesNotContain("java.");
+        given().contentType(ContentType.JSON).body("[1, 2]").when().post("/orders")
+                .then().statusCode(400).body("detail", equalTo("the body is not the JSON object this endpoint takes"));
+    }
+
+    /**
+     * A browser attaches an operator's cached basic credentials to a form another site's page posts here: a change so
+     * asked is refused. Reads, the API's own pages, scripts and unauthenticated customers' orders are not.
+     */
+    @Test
+    void aChangeAskedWithBasicCredentialsFromAnotherSitesPageIsRefused() {
+        UUID unknown = UUID.randomUUID();
+        given().auth().preemptive().basic("operator", "operator").header("Origin", "https://attacker.example")
+                .when().post("/operator/orders/{id}/retry-payment", unknown)
+                .then().statusCode(403)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Cross-site request refused"));
+        given().auth().preemptive().basic("operator", "operator").header("Sec-Fetch-Site", "cross-site")
+                .when().post("/operator/orders/{id}/retry-payment", unknown)
+                .then().statusCode(403);
+
+        given().auth().preemptive().basic("operator", "operator")
+                .header("Origin", "http://localhost:" + io.restassured.RestAssured.port)
+                .when().post("/operator/orders/{id}/retry-payment", unknown)
+                .then().statusCode(404);
+        given().auth().preemptive().basic("operator", "operator")
+                .when().post("/operator/orders/{id}/retry-payment", unknown)
+                .then().statusCode(404);
+        given().auth().preemptive().basic("operator", "operator").header("Origin", "https://attacker.example")
+                .when().get("/operator/orders?waiting=true")
+                .then().statusCode(200);
+        given().contentType(ContentType.JSON).header("Origin", "https://shop.example").body(Orders.requestJson())
+                .when().post("/orders")
+                .then().statusCode(201);
+    }
+
     @Test
     void malformedJsonIsRejectedWithProblemDetails() {
         given().contentType(ContentType.JSON).body("{\"customerId\": ")

@@ -180,9 +180,9 @@ class OrderSagaTest {
                 .body(undoings + ".note", everyItem(nullValue()));
     }
 
-    /** A cancel the carrier's API kept refusing, ended on an operator's word: the order's timeline says whose. */
+    /** A cancel the carrier's API kept refusing, ended on an operator's word: the order keeps whose, and the word. */
     @Test
-    void aShipmentCancelConfirmedByHandIsNotedWithWhoConfirmedIt() {
+    void aShipmentCancelConfirmedByHandIsLoggedWithWhoConfirmedItAndNotedWithTheirWord() {
         Placed order = place();
         publish(order, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
         publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
@@ -192,11 +192,19 @@ class OrderSagaTest {
 
         publish(order, new StockReleased("res-1", List.of(new StockItem("SKU-MUG", 2))));
         publish(order, new PaymentRefunded("pay-1", new BigDecimal("21.00"), "EUR", "re_1"));
-        String confirmedBy = "confirmed cancelled at the carrier by operator ada: the carrier's desk, by phone";
-        EventEnvelope<?> byHand = publish(order, new ShipmentCancelled("shp-1", confirmedBy));
+        EventEnvelope<?> byHand = publish(order, new ShipmentCancelled("shp-1", "ada", "the carrier's desk, by phone"));
         awaitStatus(order, "CANCELLED");
-        given().get("/orders/{id}/timeline", order.id()).then()
-                .body("find { it.eventId == '%s' }.note".formatted(byHand.eventId()), equalTo(confirmedBy));
+        // the word for the customer's timeline, the name for the operators' log of the order's actions
+        String timeline = given().get("/orders/{id}/timeline", order.id()).then()
+                .body("find { it.eventId == '%s' }.note".formatted(byHand.eventId()),
+                        equalTo("confirmed cancelled at the carrier by an operator: the carrier's desk, by phone"))
+                .extract().asString();
+        assertThat(timeline).doesNotContain("ada");
+        given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", order.id())
+                .then().statusCode(200)
+                .body("find { it.action == 'confirm-shipment-cancelled' }.operator", equalTo("ada"))
+                .body("find { it.action == 'confirm-shipment-cancelled' }.detail",
+                        equalTo("the carrier's desk, by phone"));
     }
 
     @Test

@@ -423,8 +423,9 @@ public class ShippingService {
     /**
      * An operator's word that nothing of the order's shipment is left at the carrier, where the carrier's API kept
      * refusing its cancellation ({@link Shipment#confirmCancelledByHand}): the cancellation is answered, and the
-     * order's compensation goes on, its timeline naming who said so. Logged at WARN: the order is refunded on that
-     * word. Asked again once it holds (an answer lost), it changes nothing.
+     * order's compensation goes on, order-service logging who said so among the order's operator actions. Logged at
+     * WARN here too: the order is refunded on that word. Asked again once it holds (an answer lost), it changes
+     * nothing.
      *
      * @param carrierShipmentId the parcel the operator settled with the carrier (null: none under our key)
      * @return the shipment as it stands after; empty if the order has none
@@ -449,8 +450,8 @@ public class ShippingService {
                     return List.of();
                 }
                 String refused = shipment.lastError();
-                ShipmentCancelled cancelled = shipment.confirmCancelledByHand(carrierShipmentId,
-                        "confirmed cancelled at the carrier by operator " + operator + ": " + reason, now);
+                ShipmentCancelled cancelled = shipment.confirmCancelledByHand(carrierShipmentId, operator, reason,
+                        now);
                 LOG.warnf("Shipment %s (%s) of order %s confirmed cancelled at the carrier by operator %s after %d "
                                 + "refused attempt(s) (last: %s): %s", shipment.id(), carrierShipmentId, orderId,
                         operator, shipment.cancelAttempts(), refused, reason);

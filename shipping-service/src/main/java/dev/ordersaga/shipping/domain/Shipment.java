@@ -437,15 +437,18 @@ public class Shipment {
      * allows: a call under way decides by the carrier's word, and the operator's word holds for the parcel they named.
      * A create call of an earlier claim that lands later still reopens it ({@link #noteCreated}).
      *
-     * @param confirmedBy who confirmed it and why: kept as the row's last word on the cancellation, and in the event
+     * @param operator     who confirmed it
+     * @param confirmation what they gave as the carrier's word
      */
-    public ShipmentCancelled confirmCancelledByHand(String carrierShipmentId, String confirmedBy, Instant now) {
+    public ShipmentCancelled confirmCancelledByHand(String carrierShipmentId, String operator, String confirmation,
+                                                    Instant now) {
         if (status != ShipmentStatus.CANCELLING || whyNotConfirmable(carrierShipmentId, now).isPresent()) {
             throw illegal("confirmCancelledByHand");
         }
-        lastError = truncate(confirmedBy);
+        // the row's last word on the cancellation, for the operators' view of it
+        lastError = truncate("confirmed cancelled at the carrier by operator " + operator + ": " + confirmation);
         touch(now);
-        return new ShipmentCancelled(finishCancelling().shipmentId(), Reasons.fit(confirmedBy, MAX_ERROR_LENGTH));
+        return new ShipmentCancelled(finishCancelling().shipmentId(), operator, confirmation);
     }
 
     /**

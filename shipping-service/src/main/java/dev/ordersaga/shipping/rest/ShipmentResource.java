@@ -2,6 +2,7 @@ package dev.ordersaga.shipping.rest;
 
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.shipping.application.ShippingService;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -12,8 +13,13 @@ import jakarta.ws.rs.core.Response;
 
 import java.util.UUID;
 
+/**
+ * A shipment as the operators follow it. Not the customers' view of their order (its timeline is): the last error is
+ * the carrier's own text or the transport's (internal host names among them) and may name an operator.
+ */
 @Path("/shipments")
 @Produces(MediaType.APPLICATION_JSON)
+@RolesAllowed("operator")
 public class ShipmentResource {
 
     @Inject

@@ -787,7 +787,8 @@ class ShipmentWorkerTest {
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
         assertThat(shipment.nextAttemptAt()).as("no more calls to the carrier").isNull();
         EventEnvelope<ShipmentCancelled> answered = published.await(orderId, ShipmentCancelled.class, WAIT);
-        assertThat(answered.payload()).isEqualTo(new ShipmentCancelled(shipmentId.toString(), confirmedBy));
+        assertThat(answered.payload()).isEqualTo(new ShipmentCancelled(shipmentId.toString(), "operator",
+                "the carrier's desk, by phone: never left"));
         assertThat(answered.correlationId()).isEqualTo(saga.correlationId());
 
         // asked again (its answer lost), it holds and changes nothing

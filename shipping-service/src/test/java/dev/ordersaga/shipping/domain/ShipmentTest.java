@@ -92,8 +92,8 @@ class ShipmentTest {
                 POLICY));
         TRANSITIONS.put("withdrawClaim", s -> s.withdrawClaim(s.claimedUntil(), NOW));
         // an operator's word on the parcel the row names: refused until a cancel call of it has been refused
-        TRANSITIONS.put("confirmCancelledByHand", s -> s.confirmCancelledByHand(s.carrierShipmentId(),
-                "confirmed by operator ada", NOW));
+        TRANSITIONS.put("confirmCancelledByHand", s -> s.confirmCancelledByHand(s.carrierShipmentId(), "ada",
+                "the carrier's desk, by phone", NOW));
     }
 
     static Stream<Arguments> everyTransitionFromEverySituation() {
@@ -138,14 +138,14 @@ class ShipmentTest {
         shipment.noteCancelFailed(shipment.claimedUntil(), "the carrier does not know shipment shp_1", NOW, POLICY);
         assertThat(shipment.whyNotConfirmable("shp_2", NOW)).hasValueSatisfying(why -> assertThat(why)
                 .contains("is parcel shp_1, not shp_2"));
-        assertThatThrownBy(() -> shipment.confirmCancelledByHand("shp_2", "confirmed by operator ada", NOW))
+        assertThatThrownBy(() -> shipment.confirmCancelledByHand("shp_2", "ada", "by phone", NOW))
                 .isInstanceOf(IllegalTransitionException.class);
         assertThat(shipment.whyNotConfirmable("shp_1", NOW)).isEmpty();
 
-        ShipmentCancelled answer = shipment.confirmCancelledByHand("shp_1", "confirmed by operator ada", NOW);
-        assertThat(answer).isEqualTo(new ShipmentCancelled(shipment.id().toString(), "confirmed by operator ada"));
+        ShipmentCancelled answer = shipment.confirmCancelledByHand("shp_1", "ada", "by phone", NOW);
+        assertThat(answer).isEqualTo(new ShipmentCancelled(shipment.id().toString(), "ada", "by phone"));
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLED);
-        assertThat(shipment.lastError()).isEqualTo("confirmed by operator ada");
+        assertThat(shipment.lastError()).isEqualTo("confirmed cancelled at the carrier by operator ada: by phone");
         assertThat(shipment.nextAttemptAt()).isNull();
         assertThat(shipment.whyNotConfirmable("shp_1", NOW)).as("asked again, it holds").isEmpty();
     }

@@ -100,7 +100,7 @@ class ShippingSagaTest {
                     .anySatisfy(l -> assertThat(l.message()).contains("created at the carrier"))
                     .allSatisfy(l -> assertThat(l.correlationId()).as(l.message()).isEqualTo(saga.correlationId()));
 
-            given().get("/shipments/{orderId}", saga.orderId())
+            given().auth().preemptive().basic("operator", "operator").get("/shipments/{orderId}", saga.orderId())
                     .then().statusCode(200)
                     .body("shipmentId", equalTo(shipment.id().toString()))
                     .body("status", equalTo("CREATED"))
@@ -343,10 +343,18 @@ class ShippingSagaTest {
 
     @Test
     void shipmentOfAnUnknownOrderIsNotFound() {
-        given().get("/shipments/{orderId}", UUID.randomUUID())
+        given().auth().preemptive().basic("operator", "operator").get("/shipments/{orderId}", UUID.randomUUID())
                 .then().statusCode(404)
                 .contentType("application/problem+json")
                 .body("title", equalTo("Shipment not found"));
+    }
+
+    /** Its last error is the carrier's or the transport's own text, and may name an operator: not for customers. */
+    @Test
+    void aShipmentIsShownToOperatorsOnly() {
+        given().get("/shipments/{orderId}", UUID.randomUUID())
+                .then().statusCode(401)
+                .contentType("application/problem+json");
     }
 
     private static List<LogCapture.Line> alerts(LogCapture logs, UUID orderId) {
