@@ -20,6 +20,12 @@ public final class Ids {
 
     private static final long VERSION_7 = 0x7000L;
 
+    /**
+     * The nil UUID, which PostgreSQL orders below every other: the cursor of a first page, in lists paged by a time
+     * and then an id ("after this row").
+     */
+    public static final UUID BELOW_EVERY_ID = new UUID(0, 0);
+
     private Ids() {
     }
 

@@ -51,8 +51,7 @@ public class CrossSiteRequests {
             return "absent";
         }
         String cut = header.length() > 200 ? header.substring(0, 200) + "..." : header;
-        return cut.chars().mapToObj(c -> c < 0x20 || c == 0x7f ? "?" : String.valueOf((char) c))
-                .reduce(new StringBuilder(), StringBuilder::append, StringBuilder::append).toString();
+        return cut.replaceAll("\\p{Cntrl}", "?");
     }
 
     private static boolean basic(String authorization) {
@@ -70,11 +69,9 @@ public class CrossSiteRequests {
                 return false; // "null": a sandboxed or opaque origin
             }
             String authority = page.getPort() == -1 ? page.getHost() : page.getHost() + ":" + page.getPort();
-            String expected = host.strip().toLowerCase(Locale.ROOT);
-            String found = authority.toLowerCase(Locale.ROOT);
             // a default port is left out of Host and of Origin alike, but either may carry it
-            return found.equals(expected) || found.equals(withoutDefaultPort(expected, page.getScheme()))
-                    || withoutDefaultPort(found, page.getScheme()).equals(expected);
+            return withoutDefaultPort(authority.toLowerCase(Locale.ROOT), page.getScheme())
+                    .equals(withoutDefaultPort(host.strip().toLowerCase(Locale.ROOT), page.getScheme()));
         } catch (IllegalArgumentException e) {
             return false;
         }

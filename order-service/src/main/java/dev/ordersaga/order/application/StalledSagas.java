@@ -1,5 +1,6 @@
 package dev.ordersaga.order.application;
 
+import dev.ordersaga.events.Ids;
 import dev.ordersaga.order.domain.OrderStatus;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
@@ -43,9 +44,6 @@ public class StalledSagas {
      * make every transition of every saga update an index), so each check reads the orders table once. The window's
      * count is taken before the limit: every row carries how many there are in all.
      */
-    /** Below every id, so that a first page (no {@code after}) starts at {@code since} itself. */
-    private static final UUID NO_ID = new UUID(0, 0);
-
     private static final String STALLED = """
             SELECT o.id, o.status, o.correlation_id, greatest(o.updated_at, e.recorded_at) AS last_heard, e.type,
                    count(*) OVER () AS total
@@ -112,7 +110,7 @@ public class StalledSagas {
              PreparedStatement query = connection.prepareStatement(STALLED)) {
             query.setTimestamp(1, Timestamp.from(Instant.now().minus(stalledAfter)));
             query.setTimestamp(2, Timestamp.from(since));
-            query.setObject(3, after == null ? NO_ID : after);
+            query.setObject(3, after == null ? Ids.BELOW_EVERY_ID : after);
             query.setInt(4, limit);
             List<Stalled> stalled = new ArrayList<>();
             long total = 0;

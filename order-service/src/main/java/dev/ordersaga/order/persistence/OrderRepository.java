@@ -3,6 +3,7 @@ package dev.ordersaga.order.persistence;
 import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.events.Ids;
 import dev.ordersaga.order.domain.Address;
 import dev.ordersaga.order.domain.Order;
 import dev.ordersaga.order.domain.OrderItem;
@@ -183,11 +184,11 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
      * is followed by the next, not by itself again.
      */
     public List<Order> waitingForOperator(Instant since, UUID after, int limit) {
-        // with no after, an id below every id: the first page starts at since itself
+        // with no after, the first page starts at since itself
         return find("waitingReason is not null and status not in ?1 and (waitingSince > ?2 or (waitingSince = ?2 and "
                         + "id > ?3))", Sort.by("waitingSince").and("id"),
                 List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.COMPENSATING), since,
-                after == null ? new UUID(0, 0) : after)
+                after == null ? Ids.BELOW_EVERY_ID : after)
                 .page(0, limit).list();
     }
 
