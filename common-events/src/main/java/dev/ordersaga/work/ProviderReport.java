@@ -116,6 +116,8 @@ public final class ProviderReport<E> {
     private final int pageSize;
     /** Written under the read's lock, read by the gauge whenever metrics are scraped. */
     private volatile int failedRuns;
+    private MeterRegistry meters;
+    private Gauge failedRunsGauge;
 
     public ProviderReport(String name, Source<E> source, TransactionalWrites writes, Duration lookBack, Duration minGap,
                           int pageSize) {
@@ -156,13 +158,26 @@ public final class ProviderReport<E> {
                 config.getOptionalValue(prefix + ".page-size", Integer.class).orElse(500));
         // each replica reads the report and counts its own runs: alert on the maximum (a replica's runs within the
         // minimum gap of another's read nothing and count neither way)
-        Gauge.builder("saga.provider.report.failed.runs", report, r -> r.failedRuns)
+        report.meters = meters;
+        report.failedRunsGauge = Gauge.builder("saga.provider.report.failed.runs", report, r -> r.failedRuns)
                 .description("Runs in a row that read nothing of the provider's report (an ALERT from "
                         + ALERT_AFTER + ")")
                 .tag("report", name)
                 .strongReference(true)
                 .register(meters);
         return report;
+    }
+
+    /**
+     * Takes its gauge out of the registry, for its owner to call when it is destroyed. The registry outlives the
+     * application where Quarkus restarts it in one JVM (tests of several profiles): the next report's registration
+     * would get this gauge back, reading this report's runs, rather than a gauge of its own.
+     */
+    public void removeGauge() {
+        if (failedRunsGauge != null) {
+            meters.remove(failedRunsGauge);
+            failedRunsGauge = null;
+        }
     }
 
     /**

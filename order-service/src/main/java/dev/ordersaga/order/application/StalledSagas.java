@@ -2,10 +2,12 @@ package dev.ordersaga.order.application;
 
 import dev.ordersaga.events.Ids;
 import dev.ordersaga.order.domain.OrderStatus;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.PersistenceException;
@@ -76,11 +78,24 @@ public class StalledSagas {
 
     private final AtomicLong count = new AtomicLong();
     private final AtomicLong oldestSeconds = new AtomicLong();
+    private final List<Gauge> gauges = new ArrayList<>();
 
     @PostConstruct
     void registerGauges() {
-        meters.gauge("saga.orders.stalled", count);
-        meters.gauge("saga.orders.stalled.oldest.seconds", oldestSeconds);
+        gauges.add(Gauge.builder("saga.orders.stalled", count, AtomicLong::get).register(meters));
+        gauges.add(Gauge.builder("saga.orders.stalled.oldest.seconds", oldestSeconds, AtomicLong::get)
+                .register(meters));
+    }
+
+    /**
+     * The registry outlives the application where Quarkus restarts it in one JVM (tests of several profiles): a gauge
+     * left behind would keep reading this instance's counts, NaN once they are collected, and the next instance's
+     * registration would get it back rather than a gauge of its own.
+     */
+    @PreDestroy
+    void removeGauges() {
+        gauges.forEach(meters::remove);
+        gauges.clear();
     }
 
     @Scheduled(every = "${order.stalled-check-every:60s}", delayed = "${order.stalled-check-delay:30s}",

@@ -13,6 +13,7 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
@@ -68,6 +69,11 @@ public class SettlementReconciliation {
                 provider::settlements, writes, meters);
         // registered up front, so that an alert on its increase sees the first incident
         unmatched = meters.counter("saga.payment.settlements.unmatched");
+    }
+
+    @PreDestroy
+    void close() {
+        report.removeGauge();
     }
 
     @Scheduled(every = "${payment.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)

@@ -143,6 +143,25 @@ class ProviderReportTest {
         assertThat(replica.runs().value()).as("the report was read: no alert stays on").isZero();
     }
 
+    @Test
+    void aReportConfiguredAfterTheLastOneRemovedItsGaugeIsCountedByAGaugeOfItsOwn() {
+        // as when Quarkus restarts the application in one JVM and the registry outlives it
+        Provider provider = new Provider();
+        provider.answering = false;
+        MeterRegistry meters = new SimpleMeterRegistry();
+        String name = name();
+        ProviderReport<Integer> before = ProviderReport.configured("test.report", name, provider, writes, meters);
+        before.readOn(List::size);
+        before.removeGauge();
+        assertThat(meters.find("saga.provider.report.failed.runs").gauges()).isEmpty();
+
+        ProviderReport<Integer> after = ProviderReport.configured("test.report", name, provider, writes, meters);
+        Gauge runs = meters.get("saga.provider.report.failed.runs").tag("report", name).gauge();
+        assertThat(runs.value()).as("the new report's runs, not the one before's").isZero();
+        after.readOn(List::size);
+        assertThat(runs.value()).isEqualTo(1);
+    }
+
     /** A report as the services configure it, its gauge in meters of its own, and its provider's answers. */
     private record FailedFiveTimes(Provider provider, String name, ProviderReport<Integer> report, Gauge runs) {
     }

@@ -14,6 +14,7 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.PostConstruct;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
@@ -67,6 +68,11 @@ public class CarrierReconciliation {
                 meters);
         // registered up front, so that an alert on its increase sees the first incident
         unmatched = meters.counter("saga.shipping.shipments.unmatched");
+    }
+
+    @PreDestroy
+    void close() {
+        report.removeGauge();
     }
 
     @Scheduled(every = "${shipping.reconciliation.interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
