@@ -25,6 +25,11 @@ final class ApiException extends RuntimeException {
         return new ApiException(409, message);
     }
 
+    /** A request the provider read and refuses as it stands, such as a key reused for another request. */
+    static ApiException unprocessable(String message) {
+        return new ApiException(422, message);
+    }
+
     static ApiException unavailable(String message) {
         return new ApiException(503, message);
     }

@@ -81,7 +81,13 @@ final class CarrierLedger {
         createCalls.merge(idempotencyKey, 1, Integer::sum);
         String known = idsByKey.get(idempotencyKey);
         if (known != null) {
-            return shipmentsById.get(known);
+            Shipment shipment = shipmentsById.get(known);
+            if (!shipment.reference().equals(reference)) {
+                // a key stands for one request, as at real carriers: the shipment it made is another order's
+                throw ApiException.unprocessable("idempotency key " + idempotencyKey
+                        + " was used with another request");
+            }
+            return shipment;
         }
         Shipment shipment = Shipment.create(idempotencyKey, reference);
         shipmentsById.put(shipment.shipmentId(), shipment);

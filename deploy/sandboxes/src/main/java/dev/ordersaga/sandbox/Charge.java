@@ -2,6 +2,7 @@ package dev.ordersaga.sandbox;
 
 import java.math.BigDecimal;
 import java.util.Map;
+import java.util.Objects;
 
 /** A charge the payment sandbox has decided; {@code reason} is null when it succeeded. */
 record Charge(String chargeId, String idempotencyKey, String reference, BigDecimal amount, String currency,
@@ -11,6 +12,12 @@ record Charge(String chargeId, String idempotencyKey, String reference, BigDecim
         CardToken token = CardToken.of(request.token());
         return new Charge("ch_" + Ids.random(), idempotencyKey, request.reference(), request.amount(),
                 request.currency(), request.token(), token.succeeds(), token.succeeds() ? null : token.declineReason());
+    }
+
+    /** Whether {@code request} is the one this charge was made for, as a repeat under its key must be. */
+    boolean madeFor(ChargeRequest request) {
+        return amount.compareTo(request.amount()) == 0 && currency.equals(request.currency())
+                && token.equals(request.token()) && Objects.equals(reference, request.reference());
     }
 
     Charge settledLate() {

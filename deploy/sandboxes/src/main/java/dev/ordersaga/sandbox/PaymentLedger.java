@@ -50,6 +50,7 @@ final class PaymentLedger {
         chargeCalls.merge(idempotencyKey, 1, Integer::sum);
         Charge existing = chargesByKey.get(idempotencyKey);
         if (existing != null) {
+            requireSameRequest(idempotencyKey, existing.madeFor(request));
             return new Recorded(existing, false);
         }
         Charge charge = Charge.decide(idempotencyKey, request);
@@ -127,6 +128,7 @@ final class PaymentLedger {
     synchronized Refund refund(String idempotencyKey, RefundRequest request) {
         Refund existing = refundsByKey.get(idempotencyKey);
         if (existing != null) {
+            requireSameRequest(idempotencyKey, existing.madeFor(request));
             return existing;
         }
         Charge charge = chargeById(request.chargeId());
@@ -147,6 +149,17 @@ final class PaymentLedger {
         Refund refund = Refund.of(idempotencyKey, request);
         refundsByKey.put(idempotencyKey, refund);
         return refund;
+    }
+
+    /**
+     * A key stands for one request, as at real providers: reused for another (an amount, a token, a charge that
+     * differs) it is refused with 422 rather than answered with what the first request got, which would tell the
+     * caller that the second was made.
+     */
+    private static void requireSameRequest(String idempotencyKey, boolean same) {
+        if (!same) {
+            throw ApiException.unprocessable("idempotency key " + idempotencyKey + " was used with another request");
+        }
     }
 
     synchronized Map<String, Object> ledgerView() {

@@ -74,6 +74,19 @@ class CarrierSandboxTest {
     }
 
     @Test
+    void aKeyReusedForAnotherOrdersShipmentIs422AndCreatesNothingMore() {
+        String key = key();
+        client.post("/v1/shipments", key, shipment("order-1", "12 St James's Square"));
+
+        Answer refused = client.post("/v1/shipments", key, shipment("order-2", "12 St James's Square"));
+
+        assertThat(refused.status()).isEqualTo(422);
+        assertThat(refused.body().get("error").asText()).isEqualTo("idempotency key " + key
+                + " was used with another request");
+        assertThat(client.ledger().get("shipments")).hasSize(1);
+    }
+
+    @Test
     void theLedgerCountsTheCreateCallsAndStatusQueriesOfEachKey() {
         String twice = key();
         String once = key();

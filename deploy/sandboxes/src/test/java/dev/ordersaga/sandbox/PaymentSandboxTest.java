@@ -143,6 +143,27 @@ class PaymentSandboxTest {
     }
 
     @Test
+    void aKeyReusedForAnotherChargeIs422AndChargesNothingMore() {
+        String key = key();
+        Answer first = client.post("/v1/charges", key, charge("tok_ok", "21.00", "order-1"));
+        Answer sameAmountOtherScale = client.post("/v1/charges", key, charge("tok_ok", "21.0", "order-1"));
+
+        Answer otherAmount = client.post("/v1/charges", key, charge("tok_ok", "22.00", "order-1"));
+        Answer otherToken = client.post("/v1/charges", key, charge("tok_declined", "21.00", "order-1"));
+        Answer otherOrder = client.post("/v1/charges", key, charge("tok_ok", "21.00", "order-2"));
+
+        assertThat(sameAmountOtherScale.body()).as("the same amount").isEqualTo(first.body());
+        assertThat(List.of(otherAmount, otherToken, otherOrder)).allSatisfy(refused -> {
+            assertThat(refused.status()).isEqualTo(422);
+            assertThat(refused.body().get("error").asText()).isEqualTo("idempotency key " + key
+                    + " was used with another request");
+        });
+        JsonNode charges = client.ledger().get("charges");
+        assertThat(charges).hasSize(1);
+        assertThat(charges.get(0).get("amount").decimalValue()).isEqualByComparingTo("21.00");
+    }
+
+    @Test
     void sameKeyDeclinedTwiceAnswersTheSameDecline() {
         String key = key();
         Answer first = client.post("/v1/charges", key, charge("tok_declined"));
@@ -300,6 +321,22 @@ class PaymentSandboxTest {
         assertThat(refunds.get(0).get("reference").asText()).isEqualTo("order-1");
         assertThat(refunds.get(0).get("amount").decimalValue()).isEqualByComparingTo("21.00");
         assertThat(refunds.get(0).get("currency").asText()).isEqualTo("EUR");
+    }
+
+    @Test
+    void aKeyReusedForAnotherRefundIs422AndRefundsNothingMore() {
+        String chargeId = client.post("/v1/charges", key(), charge("tok_ok")).body().get("chargeId").asText();
+        String otherChargeId = client.post("/v1/charges", key(), charge("tok_ok")).body().get("chargeId").asText();
+        String refundKey = "refund-" + key();
+        client.post("/v1/refunds", refundKey, refund(chargeId, "5.00"));
+
+        Answer otherAmount = client.post("/v1/refunds", refundKey, refund(chargeId, "6.00"));
+        Answer otherCharge = client.post("/v1/refunds", refundKey, refund(otherChargeId, "5.00"));
+
+        assertThat(otherAmount.status()).isEqualTo(422);
+        assertThat(otherCharge.status()).isEqualTo(422);
+        assertThat(otherCharge.body().get("error").asText()).contains("was used with another request");
+        assertThat(client.ledger().get("refunds")).hasSize(1);
     }
 
     @Test
