@@ -3,7 +3,8 @@ package dev.ordersaga.events;
 /**
  * Free text that a service keeps in a bounded column: a provider's or carrier's reason, the list of SKUs a
  * reservation lacked, an operator's words. Kept whole, a long one would make the database refuse the step's
- * transaction on every attempt; shortened, the step goes on and the text still says what happened.
+ * transaction on every attempt; shortened, the step goes on and the text still says what happened. The same holds for
+ * a NUL character, which PostgreSQL takes in no text or jsonb value: it is kept as U+FFFD.
  */
 public final class Reasons {
 
@@ -12,9 +13,16 @@ public final class Reasons {
     private Reasons() {
     }
 
-    /** {@code text} as it is if it fits in {@code max} characters, else its beginning and an ellipsis. */
+    /**
+     * {@code text} as it is if it fits in {@code max} characters, else its beginning and an ellipsis; a NUL in it as
+     * U+FFFD.
+     */
     public static String fit(String text, int max) {
-        if (text == null || text.length() <= max) {
+        if (text == null) {
+            return null;
+        }
+        text = text.replace('\u0000', '\uFFFD');
+        if (text.length() <= max) {
             return text;
         }
         int end = max - ELLIPSIS.length();

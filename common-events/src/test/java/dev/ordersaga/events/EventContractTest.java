@@ -115,6 +115,12 @@ class EventContractTest {
     }
 
     @Test
+    void aReasonKeepsANulAsTheReplacementCharacterWhichTheDatabaseTakes() {
+        assertThat(Reasons.fit("do not\u0000honour", 20)).isEqualTo("do not\uFFFDhonour");
+        assertThat(Reasons.fit("\u0000\u0000declined", 5)).isEqualTo("\uFFFD\uFFFDde…");
+    }
+
+    @Test
     void everyEventHasATopicOfItsProducer() {
         assertThat(Topics.of(new OrderCancelled("x"))).isEqualTo(Topics.ORDER_EVENTS);
         assertThat(Topics.of(new StockReleased("r", List.of()))).isEqualTo(Topics.INVENTORY_EVENTS);
