@@ -22,9 +22,10 @@ cd "$REPO"
 . deploy/stack/one-run.sh bench.sh
 PG_DURABLE=1 deploy/stack.sh up
 ./mvnw -B -ntp -q install -DskipTests
-./mvnw -B -ntp verify -pl deploy/system-tests -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
+# exec, as in deploy/test.sh: a SIGTERM to the run reaches Maven, which would otherwise go on holding the run's lock;
+# the benchmark prints its summary itself
+exec ./mvnw -B -ntp verify -pl deploy/system-tests -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test=BenchmarkIT -Dsaga.bench.warmup-orders="${3:-60000}" \
   -Dsaga.bench.warmup-round=2000 -Dsaga.bench.warmup-quiet-cores=0.1 -Dsaga.bench.saturation-orders="${1:-2000}" \
   -Dsaga.bench.concurrency=64 -Dsaga.bench.open-loop-warmup-seconds=15 -Dsaga.bench.open-loop-warmup-max-seconds=300 -Dsaga.bench.open-loop-seconds="${2:-60}" -Dsaga.bench.pgbench-seconds=30 -Dsaga.bench.require-durable=true \
   "-Dsaga.service.jvm-options=${SAGA_JVM_OPTIONS:--Xmx512m -XX:+UseSerialGC}"
-cat deploy/system-tests/target/benchmark/summary.txt

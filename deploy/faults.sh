@@ -24,6 +24,7 @@ SEED=${2:-$(date +%s)}
 # the test reads both as decimal numbers: anything else must stop here, not run another seed than the line below names
 [[ "$ORDERS" =~ ^[1-9][0-9]{0,8}$ ]] || { echo "faults.sh: orders is a whole number from 1, not $ORDERS" >&2; exit 2; }
 [[ "$SEED" =~ ^-?[0-9]{1,18}$ ]] || { echo "faults.sh: the seed is a whole number, not $SEED" >&2; exit 2; }
+. deploy/stack/sudo-ticket.sh faults.sh
 . deploy/stack/one-run.sh faults.sh
 deploy/stack.sh up
 ./mvnw -B -ntp -q install -DskipTests

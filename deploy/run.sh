@@ -98,12 +98,12 @@ without_run_lock() {
 }
 
 # the outside world: a payment provider that calls payment-service back, and a carrier. The provider signs its
-# webhooks with a secret it shares with payment-service (PAYMENT_PROVIDER_WEBHOOK_SECRET): a new one for each run.
+# webhooks with a secret it shares with payment-service (PAYMENT_PROVIDER_WEBHOOK_SECRET): a new one for each run,
+# handed to both in the environment, which another user's ps does not show, as it would an argument.
 PAYMENT_PROVIDER_WEBHOOK_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 export PAYMENT_PROVIDER_WEBHOOK_SECRET
 without_run_lock java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar \
   payment --port 9101 --webhook-url http://127.0.0.1:8083/webhooks/payment-provider \
-  --webhook-secret "$PAYMENT_PROVIDER_WEBHOOK_SECRET" \
   > "$RUN_DIR/payment-provider-sandbox.log" 2>&1 &
 PIDS+=($!); NAMES+=(payment-provider-sandbox)
 without_run_lock java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar deploy/sandboxes/target/sandboxes.jar \

@@ -14,6 +14,7 @@ command -v java >/dev/null || { echo "test.sh: a JDK 17+ is required (java not o
 . deploy/stack/install-command.sh
 install_command kubectl kubernetes-client
 
+. deploy/stack/sudo-ticket.sh test.sh
 . deploy/stack/one-run.sh test.sh
 deploy/stack.sh up
 # exec: Maven takes this shell's place, so that a SIGTERM to the run stops Maven rather than orphaning it with the

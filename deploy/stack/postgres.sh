@@ -47,7 +47,9 @@ check_release_for_install() {
 if [ "$(id -u)" -eq 0 ]; then
   AS_ROOT=()
 elif command -v sudo >/dev/null 2>&1; then
-  AS_ROOT=(sudo)
+  # Without a terminal (the system tests restart PostgreSQL from Java, long after the sudo password was given) a
+  # prompt would wait unseen and read what is typed next: sudo must then fail at once instead.
+  if [ -t 0 ]; then AS_ROOT=(sudo); else AS_ROOT=(sudo -n); fi
 else
   die "needs root (or sudo) to manage the PostgreSQL $PG_VERSION cluster"
 fi
@@ -163,25 +165,35 @@ host    replication     all             ::1/128                 scram-sha-256
 EOF
 }
 
-# Installs a managed file from stdin; returns 0 when the file on disk changed.
+# Installs a managed file from stdin; returns 0 when the file on disk changed, 1 when it was as desired, 2 when it
+# could not be written (each step checked: called from an if, set -e does not stop at a failing one).
 install_managed() {
   local path=$1 desired
   desired=$(cat)
   if [ -f "$path" ] && [ "$(cat "$path")" = "$desired" ]; then
     return 1
   fi
-  "${AS_ROOT[@]}" install -d -o postgres -g postgres "$(dirname "$path")"
-  printf '%s\n' "$desired" | "${AS_ROOT[@]}" tee "$path" >/dev/null
-  "${AS_ROOT[@]}" chown postgres:postgres "$path"
+  "${AS_ROOT[@]}" install -d -o postgres -g postgres "$(dirname "$path")" || return 2
+  printf '%s\n' "$desired" | "${AS_ROOT[@]}" tee "$path" >/dev/null || return 2
+  "${AS_ROOT[@]}" chown postgres:postgres "$path" || return 2
   log "wrote $path"
   return 0
 }
 
-# Installs the settings and the client authentication; returns 0 when either changed on disk.
+# Installs the settings and the client authentication; returns 0 when either changed on disk. A file that could not
+# be written stops the script before the cluster is restarted on what it holds.
 write_conf() {
-  local changed=1
-  if render_hba | install_managed "$PG_HBA"; then changed=0; fi
-  if render_conf | install_managed "$PG_CONF"; then changed=0; fi
+  local changed=1 rc path render
+  for render in render_hba:"$PG_HBA" render_conf:"$PG_CONF"; do
+    path=${render#*:}
+    rc=0
+    "${render%%:*}" | install_managed "$path" || rc=$?
+    case $rc in
+      0) changed=0 ;;
+      1) ;;
+      *) die "could not write $path" ;;
+    esac
+  done
   return "$changed"
 }
 

@@ -20,8 +20,11 @@ public final class SandboxMain {
             usage: java -jar sandboxes.jar payment [--host 127.0.0.1] [--port 9101] [--webhook-url URL --webhook-secret SECRET] [--timeout-delay 3s] [--webhook-delay 500ms]
                    java -jar sandboxes.jar carrier [--host 127.0.0.1] [--port 9102]
             --host: the address to listen on (0.0.0.0: every interface, e.g. in a container)
-            --webhook-secret: what the webhooks are signed with (payment-service's payment.provider.webhook-secret)
+            --webhook-secret: what the webhooks are signed with (payment-service's payment.provider.webhook-secret);
+                              without it, the environment's PAYMENT_PROVIDER_WEBHOOK_SECRET, which other users'
+                              ps does not show
             durations: 1500ms, 3s, or a plain number of milliseconds""";
+    static final String WEBHOOK_SECRET_VARIABLE = "PAYMENT_PROVIDER_WEBHOOK_SECRET";
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s)?");
     private static final Set<String> PAYMENT_OPTIONS = Set.of("--host", "--port", "--webhook-url", "--webhook-secret",
             "--timeout-delay", "--webhook-delay");
@@ -33,7 +36,7 @@ public final class SandboxMain {
     public static void main(String[] args) {
         AutoCloseable sandbox;
         try {
-            sandbox = start(args);
+            sandbox = start(args, System.getenv());
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
             System.err.println(USAGE);
@@ -50,14 +53,17 @@ public final class SandboxMain {
         }));
     }
 
-    /** Starts the sandbox named by the first argument; IllegalArgumentException for anything it cannot read. */
-    static AutoCloseable start(String[] args) {
+    /**
+     * Starts the sandbox named by the first argument, what no argument says read from {@code environment};
+     * IllegalArgumentException for anything it cannot read.
+     */
+    static AutoCloseable start(String[] args, Map<String, String> environment) {
         if (args.length == 0) {
             throw new IllegalArgumentException("which sandbox: payment or carrier?");
         }
         String which = args[0];
         return switch (which) {
-            case "payment" -> startPayment(options(args, PAYMENT_OPTIONS));
+            case "payment" -> startPayment(options(args, PAYMENT_OPTIONS), environment);
             case "carrier" -> startCarrier(options(args, CARRIER_OPTIONS));
             default -> throw new IllegalArgumentException("unknown sandbox: " + which);
         };
@@ -72,10 +78,11 @@ public final class SandboxMain {
         return "s".equals(matcher.group(2)) ? Duration.ofSeconds(amount) : Duration.ofMillis(amount);
     }
 
-    private static PaymentSandbox startPayment(Map<String, String> options) {
+    private static PaymentSandbox startPayment(Map<String, String> options, Map<String, String> environment) {
         PaymentSandbox.Builder builder = PaymentSandbox.builder().host(host(options)).port(port(options, 9101));
         if (options.containsKey("--webhook-url")) {
-            builder.webhookUrl(URI.create(options.get("--webhook-url"))).webhookSecret(options.get("--webhook-secret"));
+            builder.webhookUrl(URI.create(options.get("--webhook-url"))).webhookSecret(
+                    options.getOrDefault("--webhook-secret", environment.get(WEBHOOK_SECRET_VARIABLE)));
         }
         if (options.containsKey("--timeout-delay")) {
             builder.timeoutDelay(duration(options.get("--timeout-delay")));

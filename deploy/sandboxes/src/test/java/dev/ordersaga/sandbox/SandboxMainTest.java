@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class SandboxMainTest {
@@ -22,18 +23,29 @@ class SandboxMainTest {
 
     @Test
     void startsThePaymentSandboxWithItsOptions() throws Exception {
-        try (AutoCloseable sandbox = SandboxMain.start(new String[] {"payment", "--port", "0",
+        try (AutoCloseable sandbox = start("payment", "--port", "0",
                 "--webhook-url", "http://127.0.0.1:1/webhooks/payment-provider", "--webhook-secret", "s3cret",
                 "--timeout-delay", "1500ms",
-                "--webhook-delay", "100ms"})) {
+                "--webhook-delay", "100ms")) {
             PaymentSandbox payment = (PaymentSandbox) sandbox;
             assertThat(new SandboxClient(payment.baseUrl()).ledger().get("charges")).isEmpty();
         }
     }
 
     @Test
+    void thePaymentSandboxTakesItsWebhookSecretFromTheEnvironmentWhereNoArgumentGivesIt() throws Exception {
+        String[] args = {"payment", "--port", "0", "--webhook-url", "http://127.0.0.1:1/webhooks/payment-provider"};
+        assertThatThrownBy(() -> SandboxMain.start(args, Map.of())).hasMessageContaining("webhook secret");
+
+        try (AutoCloseable sandbox = SandboxMain.start(args,
+                Map.of(SandboxMain.WEBHOOK_SECRET_VARIABLE, "from-the-environment"))) {
+            assertThat(sandbox).isInstanceOf(PaymentSandbox.class);
+        }
+    }
+
+    @Test
     void startsTheCarrierSandbox() throws Exception {
-        try (AutoCloseable sandbox = SandboxMain.start(new String[] {"carrier", "--port", "0"})) {
+        try (AutoCloseable sandbox = start("carrier", "--port", "0")) {
             CarrierSandbox carrier = (CarrierSandbox) sandbox;
             assertThat(new SandboxClient(carrier.baseUrl()).ledger().get("shipments")).isEmpty();
         }
@@ -42,8 +54,8 @@ class SandboxMainTest {
     @Test
     void listensOnEveryAddressWithHostZero() throws Exception {
         assumeLoopbackAliases();
-        try (AutoCloseable payment = SandboxMain.start(new String[] {"payment", "--host", "0.0.0.0", "--port", "0"});
-             AutoCloseable carrier = SandboxMain.start(new String[] {"carrier", "--host", "0.0.0.0", "--port", "0"})) {
+        try (AutoCloseable payment = start("payment", "--host", "0.0.0.0", "--port", "0");
+             AutoCloseable carrier = start("carrier", "--host", "0.0.0.0", "--port", "0")) {
             String paymentUrl = ((PaymentSandbox) payment).baseUrl();
             String carrierUrl = ((CarrierSandbox) carrier).baseUrl();
             assertThat(paymentUrl).startsWith("http://127.0.0.1:");
@@ -55,7 +67,7 @@ class SandboxMainTest {
     @Test
     void listensOnLoopbackOnlyByDefault() throws Exception {
         assumeLoopbackAliases();
-        try (AutoCloseable carrier = SandboxMain.start(new String[] {"carrier", "--port", "0"})) {
+        try (AutoCloseable carrier = start("carrier", "--port", "0")) {
             String url = ((CarrierSandbox) carrier).baseUrl();
             assertThat(new SandboxClient(url).ledger().get("shipments")).isEmpty();
             assertThatThrownBy(() -> new SandboxClient(otherLoopbackAddress(url)).ledger())
@@ -66,18 +78,23 @@ class SandboxMainTest {
 
     @Test
     void refusesWhatItCannotRead() {
-        assertThatThrownBy(() -> SandboxMain.start(new String[0])).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> SandboxMain.start(new String[] {"bank"}))
+        assertThatThrownBy(() -> start()).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> start("bank"))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> SandboxMain.start(new String[] {"carrier", "--webhook-url", "http://x"}))
+        assertThatThrownBy(() -> start("carrier", "--webhook-url", "http://x"))
                 .hasMessageContaining("--webhook-url");
-        assertThatThrownBy(() -> SandboxMain.start(new String[] {"payment", "--port"}))
+        assertThatThrownBy(() -> start("payment", "--port"))
                 .hasMessageContaining("needs a value");
-        assertThatThrownBy(() -> SandboxMain.start(new String[] {"payment", "--port", "x"}))
+        assertThatThrownBy(() -> start("payment", "--port", "x"))
                 .hasMessageContaining("not a port");
-        assertThatThrownBy(() -> SandboxMain.start(new String[] {"carrier", "--host", "no-such-host.invalid"}))
+        assertThatThrownBy(() -> start("carrier", "--host", "no-such-host.invalid"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not an address to listen on");
+    }
+
+    /** As the command line starts it, with an environment that says nothing. */
+    private static AutoCloseable start(String... args) {
+        return SandboxMain.start(args, Map.of());
     }
 
     /** 127.0.0.2 is this machine as well, but not the address a sandbox bound to 127.0.0.1 answers on. */

@@ -274,7 +274,13 @@ final class SagaSystem implements AutoCloseable {
         Process p = new ProcessBuilder("bash", script.toString(), action).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .start();
-        if (!p.waitFor(3, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0) {
+        if (!p.waitFor(3, java.util.concurrent.TimeUnit.MINUTES)) {
+            // the script and what it started (a sudo, a pg_ctlcluster) must not outlive the test that gave up on it
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            throw new IllegalStateException(script + " " + action + " did not end within 3 minutes; see " + log);
+        }
+        if (p.exitValue() != 0) {
             throw new IllegalStateException(script + " " + action + " failed; see " + log);
         }
     }
