@@ -338,6 +338,14 @@ class PaymentTest {
     }
 
     @Test
+    void aProvidersReasonWithANulIsKeptWithoutItForTheDatabaseTakesNone() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        List<PaymentEvent> events = payment.chargeDeclined("do not\u0000honour", NOW, WATCH);
+        assertThat(payment.declineReason()).isEqualTo("do not\uFFFDhonour");
+        assertThat(events).containsExactly(new PaymentFailed(payment.id().toString(), "do not\uFFFDhonour"));
+    }
+
+    @Test
     void timeoutIsNeverADeclineButAStatusQueryAfterABackoff() {
         Payment payment = paymentIn(PaymentStatus.CHARGING);
         int attempt = payment.chargeUnresolved(NOW, BACKOFF);
