@@ -67,6 +67,15 @@ import java.util.concurrent.atomic.AtomicReference;
 public class CdcRelay {
 
     private static final Logger LOG = Logger.getLogger(CdcRelay.class);
+    /**
+     * What each heartbeat writes, on a connection of its own. PostgreSQL 15 decodes nothing of a transaction that
+     * touches no published table, so while the outbox is quiet the engine's offset, which is all it confirms to the
+     * slot, would stay at the last outbox commit, and the slot would hold every byte of WAL written since, by this
+     * database and the cluster's others: a quiet service would fill the disk, or lose its slot at
+     * max_slot_wal_keep_size. A transactional message is decoded with its commit, which moves the offset; the message
+     * itself is passed over as every one is (message.prefix.exclude.list).
+     */
+    static final String HEARTBEAT_MESSAGE = "SELECT pg_logical_emit_message(true, 'order-saga-relay-heartbeat', '')";
     private static final String HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat";
     private static final int KEEPALIVE_IDLE_SECONDS = 10;
     private static final int KEEPALIVE_INTERVAL_SECONDS = 3;
@@ -110,8 +119,9 @@ public class CdcRelay {
     Duration offsetFlushInterval;
 
     /**
-     * How often the engine emits a heartbeat while the outbox is quiet: it lets the slot advance (and WAL be
-     * recycled) while the database is busy elsewhere, and marks the last acknowledged records of a burst processed.
+     * How often the engine emits a heartbeat: it marks the last acknowledged records of a burst processed, and, with
+     * the logical decoding message it writes ({@link #HEARTBEAT_MESSAGE}), lets the slot follow the WAL while the
+     * outbox is quiet.
      */
     @ConfigProperty(name = "eventing.relay.heartbeat-interval", defaultValue = "PT1S")
     Duration heartbeatInterval;
@@ -735,6 +745,7 @@ public class CdcRelay {
         p.setProperty("slot.max.retries", "10");
         p.setProperty("slot.retry.delay.ms", "1000");
         p.setProperty("heartbeat.interval.ms", Long.toString(heartbeatInterval.toMillis()));
+        p.setProperty("heartbeat.action.query", HEARTBEAT_MESSAGE);
         p.setProperty("offset.flush.interval.ms", Long.toString(offsetFlushInterval.toMillis()));
         p.setProperty("offset.storage", "io.debezium.storage.jdbc.offset.JdbcOffsetBackingStore");
         p.setProperty("offset.storage.jdbc.connection.url", target.jdbcUrl());

@@ -1,5 +1,6 @@
 package dev.ordersaga.order.application;
 
+import dev.ordersaga.eventing.CdcRelay;
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.EventStoreException;
 import dev.ordersaga.eventing.EventTooLargeException;
@@ -45,6 +46,7 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
 @QuarkusTest
 @WithTestResource(StackTestResource.class)
@@ -69,6 +71,9 @@ class OutboxTest {
 
     @Inject
     Inbox inbox;
+
+    @Inject
+    CdcRelay relay;
 
     @BeforeAll
     static void watchTopic() {
@@ -309,6 +314,42 @@ class OutboxTest {
                 }
             }
         }
+    }
+
+    /**
+     * The slot confirms what the relay's engine has as its offset, and PostgreSQL 15 decodes nothing of a transaction
+     * that touches no published table: without a heartbeat that decodes, the slot would stay at the last outbox commit
+     * while the outbox is quiet, and hold all the WAL written since.
+     */
+    @Test
+    void whileTheOutboxIsQuietTheSlotFollowsTheWalWrittenElsewhere() throws Exception {
+        String written;
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            // WAL of this database with no outbox row in it: a table of the test's own, made, filled and dropped
+            c.setAutoCommit(false);
+            s.execute("CREATE TABLE outbox_test_elsewhere (n int)");
+            s.execute("INSERT INTO outbox_test_elsewhere SELECT generate_series(1, 1000)");
+            s.execute("DROP TABLE outbox_test_elsewhere");
+            c.commit();
+            c.setAutoCommit(true);
+            try (ResultSet rs = s.executeQuery("SELECT pg_current_wal_lsn()::text")) {
+                rs.next();
+                written = rs.getString(1);
+            }
+        }
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            try (Connection c = dataSource.getConnection();
+                 PreparedStatement q = c.prepareStatement("SELECT confirmed_flush_lsn >= ?::pg_lsn, confirmed_flush_lsn"
+                         + " FROM pg_replication_slots WHERE slot_name = ?")) {
+                q.setString(1, written);
+                q.setString(2, relay.slotName());
+                try (ResultSet rs = q.executeQuery()) {
+                    assertThat(rs.next()).as("the relay's slot " + relay.slotName()).isTrue();
+                    assertThat(rs.getBoolean(1)).as("the slot at %s has passed %s", rs.getString(2), written).isTrue();
+                }
+            }
+        });
     }
 
     private static EventEnvelope<StockReserved> stockReserved(UUID orderId, String correlationId) {

@@ -683,9 +683,9 @@ class KubernetesManifestsTest {
 
         Rendered prod = render(manifests, "prod");
         assertThat(ManifestChecks.connectionsOfTheServices(prod)).as("4 services, 2 replicas and 1 in a rolling update, "
-                + "20 pooled and 3 relay sessions each").isEqualTo(4 * 3 * 23);
+                + "20 pooled and 4 relay sessions each").isEqualTo(4 * 3 * 24);
         assertThat(ManifestChecks.postgres(prod)).singleElement().asString()
-                .endsWith("max_connections leaves 97 connections to the services, which may open 276");
+                .endsWith("max_connections leaves 97 connections to the services, which may open 288");
     }
 
     @Test
@@ -700,8 +700,8 @@ class KubernetesManifestsTest {
                         + "            - name: KAFKA_BOOTSTRAP_SERVERS\n"));
 
         assertThat(ManifestChecks.connectionsOfTheServices(render(manifests, "prod")))
-                .as("order's 40 pooled from the ConfigMap, the others' 20, and 3 relay sessions each, for 3 pods")
-                .isEqualTo(3 * (43 + 3 * 23));
+                .as("order's 40 pooled from the ConfigMap, the others' 20, and 4 relay sessions each, for 3 pods")
+                .isEqualTo(3 * (44 + 3 * 24));
     }
 
     @Test

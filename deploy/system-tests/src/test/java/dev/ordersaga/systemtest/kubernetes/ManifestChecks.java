@@ -49,8 +49,8 @@ final class ManifestChecks {
     private static final int SUPERUSER_RESERVED = 3;
     /** quarkus.datasource.jdbc.max-size's default, from DB_POOL_MAX (common-events' microprofile-config.properties). */
     private static final int DEFAULT_POOL_MAX = 20;
-    /** The relay's own sessions: its lock, Debezium's connection and its replication connection. */
-    private static final int RELAY_SESSIONS = 3;
+    /** The relay's own sessions: its lock, Debezium's connection, its replication connection and its heartbeat's. */
+    private static final int RELAY_SESSIONS = 4;
 
     /*
      * A service's graceful stop, in the order Quarkus runs it after SIGTERM: readiness DOWN and the shutdown delay
