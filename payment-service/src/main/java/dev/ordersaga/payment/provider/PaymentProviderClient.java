@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.ordersaga.work.ProviderHttp;
+import dev.ordersaga.work.ProviderIds;
 import dev.ordersaga.work.ProviderReport;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -152,7 +153,7 @@ public class PaymentProviderClient {
             return new RefundFailed(e.getMessage());
         }
         if ((answer.status() == 201 || answer.status() == 200) && "succeeded".equals(answer.text("status", null))
-                && answer.text("refundId", null) != null) {
+                && ProviderIds.keepable(answer.text("refundId", null))) {
             return new Refunded(answer.text("refundId", null));
         }
         return new RefundFailed("provider answered " + answer.status() + ": " + answer.body());
@@ -179,7 +180,8 @@ public class PaymentProviderClient {
                 : ProviderReport.Page.fromJson(answer.tree(), "settlements", entry -> {
                     String chargeId = ProviderReport.text(entry, "chargeId");
                     String key = ProviderReport.text(entry, "idempotencyKey");
-                    return chargeId == null || key == null ? null : new Settlement(chargeId, key);
+                    // an entry whose id could not be recorded would stop every read at its page
+                    return !ProviderIds.keepable(chargeId) || key == null ? null : new Settlement(chargeId, key);
                 });
         if (page.isEmpty()) {
             LOG.warnf("Settlement report not read: the provider answered %d: %s", answer.status(), answer.body());
@@ -190,8 +192,12 @@ public class PaymentProviderClient {
     private ChargeOutcome verdict(Answer answer) {
         String status = answer.text("status", "");
         String chargeId = answer.text("chargeId", null);
-        if ("succeeded".equals(status) && chargeId != null) {
+        if ("succeeded".equals(status) && ProviderIds.keepable(chargeId)) {
             return new Charged(chargeId);
+        }
+        if ("succeeded".equals(status)) {
+            // charged, but under an id that could not be recorded: no decline, and asked again after a backoff
+            return new Unresolved("charge succeeded with " + ProviderIds.whyNotKept(chargeId));
         }
         if ("declined".equals(status)) {
             return new Declined(answer.text("reason", "declined by the provider"));

@@ -13,9 +13,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import com.sun.net.httpserver.HttpServer;
+
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
 
@@ -101,6 +105,32 @@ class PaymentProviderClientTest {
         assertThat(down.charge(UUID.randomUUID().toString(), AMOUNT, "EUR", "tok_ok", "order-5")).isInstanceOf(Unresolved.class);
         assertThat(down.chargeStatus(UUID.randomUUID().toString())).isInstanceOf(Unresolved.class);
         assertThat(down.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-5")).isInstanceOf(RefundFailed.class);
+    }
+
+    /** Recorded, such an id would fail the payment's transaction on every attempt, the call made again each time. */
+    @Test
+    void aChargeOrRefundIdNoColumnHoldsIsNoAnswerNeverADecline() throws IOException {
+        String tooLong = "ch_" + "9".repeat(300);
+        HttpServer provider = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        provider.createContext("/v1/", exchange -> {
+            byte[] body = ("{\"status\": \"succeeded\", \"chargeId\": \"" + tooLong + "\", \"refundId\": \""
+                    + tooLong + "\"}").getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders("POST".equals(exchange.getRequestMethod()) ? 201 : 200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        provider.start();
+        try {
+            PaymentProviderClient odd = client("http://127.0.0.1:" + provider.getAddress().getPort(),
+                    Duration.ofMillis(500));
+            assertThat(odd.charge(UUID.randomUUID().toString(), AMOUNT, "EUR", "tok_ok", "order-6"))
+                    .isInstanceOfSatisfying(Unresolved.class, u -> assertThat(u.reason())
+                            .isEqualTo("charge succeeded with an id of 303 characters (at most 128 are kept)"));
+            assertThat(odd.chargeStatus(UUID.randomUUID().toString())).isInstanceOf(Unresolved.class);
+            assertThat(odd.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-6")).isInstanceOf(RefundFailed.class);
+        } finally {
+            provider.stop(0);
+        }
     }
 
     private static PaymentProviderClient client(String url, Duration timeout) {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.ordersaga.work.ProviderHttp;
 import dev.ordersaga.work.ProviderHttp.Answer;
+import dev.ordersaga.work.ProviderIds;
 import dev.ordersaga.work.ProviderReport;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -116,9 +117,9 @@ public class CarrierClient {
         int status = response.status();
         if (status == 200 || status == 201) {
             String carrierId = field(response.body(), "shipmentId");
-            return carrierId == null
-                    ? new Unavailable("carrier answered " + status + " without a shipment id", true)
-                    : new Created(carrierId);
+            return ProviderIds.keepable(carrierId) ? new Created(carrierId)
+                    : new Unavailable("carrier answered " + status + " with " + ProviderIds.whyNotKept(carrierId)
+                            + " for the shipment", true);
         }
         if (status == 422) {
             String reason = field(response.body(), "reason");
@@ -140,9 +141,9 @@ public class CarrierClient {
         int status = response.status();
         if (status == 200) {
             String carrierId = field(response.body(), "shipmentId");
-            return carrierId == null
-                    ? new LookupFailed("carrier answered 200 without a shipment id")
-                    : new Found(carrierId, field(response.body(), "status"));
+            return ProviderIds.keepable(carrierId) ? new Found(carrierId, field(response.body(), "status"))
+                    : new LookupFailed("carrier answered 200 with " + ProviderIds.whyNotKept(carrierId)
+                            + " for the shipment");
         }
         if (status == 404) {
             return new NotFound();
@@ -215,7 +216,8 @@ public class CarrierClient {
                 : ProviderReport.Page.fromJson(tree(response.body()), "shipments", entry -> {
                     String carrierId = ProviderReport.text(entry, "shipmentId");
                     String key = ProviderReport.text(entry, "idempotencyKey");
-                    return carrierId == null || key == null ? null
+                    // an entry whose id could not be recorded would stop every read at its page
+                    return !ProviderIds.keepable(carrierId) || key == null ? null
                             : new ReportedShipment(carrierId, key, ProviderReport.text(entry, "status"));
                 });
         if (page.isEmpty()) {

@@ -14,7 +14,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import com.sun.net.httpserver.HttpServer;
+
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
 
@@ -136,6 +140,30 @@ class CarrierClientTest {
         var result = client.cancel(carrierId);
         controls.slow(0);
         assertThat(result).isInstanceOf(CarrierClient.CancelFailed.class);
+    }
+
+    /** Recorded, such an id would fail the shipment's transaction on every attempt, the call made again each time. */
+    @Test
+    void aShipmentIdNoColumnHoldsIsAnUncertainOutageAndAFailedLookup() throws Exception {
+        String tooLong = "shp_" + "9".repeat(200);
+        HttpServer carrier = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        carrier.createContext("/v1/shipments", exchange -> {
+            byte[] body = ("{\"shipmentId\": \"" + tooLong + "\", \"status\": \"created\"}")
+                    .getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders("POST".equals(exchange.getRequestMethod()) ? 201 : 200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        carrier.start();
+        try {
+            CarrierClient client = new CarrierClient("http://127.0.0.1:" + carrier.getAddress().getPort(), TIMEOUT);
+            assertThat(client.create(UUID.randomUUID().toString(), "ref", ADA)).isInstanceOfSatisfying(Unavailable.class,
+                    u -> assertThat(u.uncertain()).as("the carrier may have created it").isTrue());
+            assertThat(client.find("key")).isInstanceOfSatisfying(CarrierClient.LookupFailed.class,
+                    failed -> assertThat(failed.reason()).contains("an id of 204 characters"));
+        } finally {
+            carrier.stop(0);
+        }
     }
 
     @Test
