@@ -15,6 +15,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
+import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
@@ -53,6 +54,9 @@ public class IncomingEvents {
 
     @Inject
     MeterRegistry meters;
+
+    @Inject
+    TransactionSynchronizationRegistry transactions;
 
     @Inject
     DeadLetters deadLetters;
@@ -251,7 +255,9 @@ public class IncomingEvents {
     }
 
     private void skipDuplicate(EventEnvelope<SagaEvent> envelope, String topic) {
-        meters.counter("saga.inbox.duplicates", "topic", topic).increment();
+        // counted once committed: a batch rolled back by a later event is applied again one by one, and would count
+        // its duplicates twice
+        AfterCommit.run(transactions, () -> meters.counter("saga.inbox.duplicates", "topic", topic).increment());
         LOG.infof("Duplicate %s %s for order %s skipped: already applied", envelope.type(), envelope.eventId(),
                 envelope.orderId());
     }
