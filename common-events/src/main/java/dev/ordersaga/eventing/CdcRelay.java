@@ -279,6 +279,9 @@ public class CdcRelay {
         Instant deadline = Instant.now().plus(prepareDeadline);
         while (true) {
             try (Connection session = DriverManager.getConnection(target.jdbcUrl(), target.user(), target.password())) {
+                // it holds the prepare lock: a start whose host vanished meanwhile must not keep it for the kernel's
+                // two hours of keepalive, every other relay of the service waiting on it
+                probeThePeer(session);
                 // a statement waits no longer than what is left of the deadline
                 long left = Duration.between(Instant.now(), deadline).toMillis();
                 long timeout = Math.max(1, Math.min(PREPARE_STATEMENT_TIMEOUT.toMillis(), left));
@@ -332,7 +335,15 @@ public class CdcRelay {
                         break;
                     }
                     role.set(RelayRole.STARTING);
+                    // holding the relay lock, the prepare lock is waited for no longer than a prepare takes: a session
+                    // that keeps it (a peer not yet found dead) must not hold this relay, and every standby, for ever
+                    try (Statement st = lockSession.createStatement()) {
+                        st.execute("SET lock_timeout = " + PREPARE_STATEMENT_TIMEOUT.multipliedBy(2).toMillis());
+                    }
                     prepareSlotExclusively(lockSession);
+                    try (Statement st = lockSession.createStatement()) {
+                        st.execute("RESET lock_timeout");
+                    }
                     stream(lockSession);
                 } catch (Exception e) {
                     // the health check shows it: the engine's own error, not only that it stopped
