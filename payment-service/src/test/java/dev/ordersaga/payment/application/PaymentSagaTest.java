@@ -523,6 +523,7 @@ class PaymentSagaTest {
         assertThat(compensationFailures("surplus-refund") - failuresBefore).isGreaterThanOrEqualTo(2.0);
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
         assertThat(payment(saga).providerChargeId()).isEqualTo(first);
+        saga.awaitCommittedSoFar(outbox, PATIENCE);
         assertThat(saga.publishedTypes()).as("the saga hears nothing of it").containsExactly("PaymentSucceeded");
     }
 

@@ -796,6 +796,14 @@ class PaymentTest {
         if (!status.ignoresChargeDeclined() && status != PaymentStatus.PENDING) {
             assertThat(paymentIn(status).chargeDeclined("card declined", NOW, WATCH)).isNotEmpty();
         }
+        if (status == PaymentStatus.PENDING) {
+            // nothing was charged yet: news of a charge is refused, never taken as known
+            assertThat(status.hasChargeSucceeded() || status.ignoresChargeDeclined()).isFalse();
+            assertThatThrownBy(() -> paymentIn(status).chargeSucceeded("ch_fixture", NOW))
+                    .isInstanceOf(IllegalTransitionException.class);
+            assertThatThrownBy(() -> paymentIn(status).chargeDeclined("card declined", NOW, WATCH))
+                    .isInstanceOf(IllegalTransitionException.class);
+        }
     }
 
     /** The states the transition table lets a payment reach from {@code status}, itself included. */

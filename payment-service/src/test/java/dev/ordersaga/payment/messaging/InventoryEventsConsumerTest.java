@@ -1,6 +1,7 @@
 package dev.ordersaga.payment.messaging;
 
 import dev.ordersaga.eventing.IncomingEvents;
+import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.events.EventEnvelope;
 import dev.ordersaga.events.PaymentSucceeded;
 import dev.ordersaga.events.StockReserved;
@@ -39,6 +40,9 @@ class InventoryEventsConsumerTest {
     @Inject
     DataSource dataSource;
 
+    @Inject
+    OutboxWriter outbox;
+
     @ConfigProperty(name = "payment.provider.url")
     String providerUrl;
 
@@ -58,6 +62,7 @@ class InventoryEventsConsumerTest {
         }
         assertThat(ProviderLedger.of(providerUrl, saga.orderId()).charges()).singleElement()
                 .satisfies(charge -> assertThat(charge.chargeCalls()).as("the duplicate sends no call").isEqualTo(1));
+        saga.awaitCommittedSoFar(outbox, PATIENCE);
         assertThat(saga.published(PaymentSucceeded.class)).hasSize(1);
     }
 }
