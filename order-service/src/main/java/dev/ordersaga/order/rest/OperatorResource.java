@@ -68,7 +68,8 @@ public class OperatorResource {
     @Operation(summary = "Orders waiting for a person (waiting=true, longest waiting first; since=<instant>: those "
             + "waiting since then or later; since and after=<orderId> of the last row: the next page), sagas that "
             + "heard nothing for longer than order.stalled-after (stalled=true, longest silent first; since and after "
-            + "as for waiting), or the oldest orders not finished yet (limit only)")
+            + "as for waiting), or the orders not finished yet, least recently changed or put on hold first (since and "
+            + "after as for waiting)")
     public List<WaitingOrder> list(@QueryParam("waiting") String waitingParameter,
                                    @QueryParam("stalled") String stalledParameter,
                                    @QueryParam("since") String sinceParameter,
@@ -82,10 +83,6 @@ public class OperatorResource {
         if (waiting && stalled) {
             throw QueryParameters.invalid("waiting and stalled are two lists: ask for one at a time");
         }
-        if (!waiting && !stalled && (sinceParameter != null || afterParameter != null)) {
-            throw QueryParameters.invalid("since and after page the waiting or the stalled list (waiting=true or "
-                    + "stalled=true); the list of open orders has no pages");
-        }
         if (after != null && sinceParameter == null) {
             throw QueryParameters.invalid("after is the last row's orderId, given with its since");
         }
@@ -97,7 +94,7 @@ public class OperatorResource {
         }
         return QuarkusTransaction.requiringNew().call(() -> (waiting
                 ? orderRepository.waitingForOperator(since, after, atMost)
-                : orderRepository.open(atMost))
+                : orderRepository.open(since, after, atMost))
                 .stream()
                 .map(o -> new WaitingOrder(o.id(), o.status().name(), o.waitingReason(),
                         o.waitingSince() != null ? o.waitingSince() : o.updatedAt(), o.correlationId(),

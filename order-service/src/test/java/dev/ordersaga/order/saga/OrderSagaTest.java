@@ -847,11 +847,52 @@ class OrderSagaTest {
         }
         // the database's order of ids, which is their text's
         assertThat(walked).containsExactlyElementsOf(onHold.stream().map(o -> o.id().toString()).sorted().toList());
-        for (String misused : List.of("waiting=true&stalled=true", "since=" + since,
+        for (String misused : List.of("waiting=true&stalled=true", "after=" + onHold.get(0).id(),
                 "waiting=true&after=" + onHold.get(0).id(), "waiting=true&since=" + since + "&after=first")) {
             given().auth().preemptive().basic("operator", "operator").get("/operator/orders?" + misused)
                     .then().statusCode(400).contentType("application/problem+json");
         }
+    }
+
+    /**
+     * The list of open orders is paged as the waiting one, by the instant it shows (when an order was last changed, or
+     * put on hold) and, among orders of the same instant, by id: each page goes on from the last row.
+     */
+    @Test
+    void openOrdersArePagedOneAfterAnother() throws Exception {
+        List<Placed> open = List.of(place(), place(), place());
+        // a far future instant of their own, so that no other test's open order falls among them
+        Instant since = Instant.parse("9000-01-01T00:00:00Z").plusMillis((long) (Math.random() * 1e9));
+        try (var c = dataSource.getConnection();
+             var tie = c.prepareStatement("UPDATE orders SET updated_at = ? WHERE id = ANY (?)")) {
+            tie.setTimestamp(1, java.sql.Timestamp.from(since));
+            tie.setArray(2, c.createArrayOf("uuid", open.stream().map(Placed::id).toArray()));
+            assertThat(tie.executeUpdate()).isEqualTo(3);
+        }
+
+        List<String> walked = new java.util.ArrayList<>();
+        String query = "/operator/orders?limit=1&since=" + since;
+        try {
+            for (int page = 0; page < 4; page++) {
+                JsonPath rows = given().auth().preemptive().basic("operator", "operator").get(query).then()
+                        .statusCode(200).extract().jsonPath();
+                if (rows.getList("orderId").isEmpty()) {
+                    break;
+                }
+                assertThat(rows.getString("[0].since")).isEqualTo(since.toString());
+                walked.add(rows.getString("[0].orderId"));
+                query = "/operator/orders?limit=1&since=" + rows.getString("[0].since") + "&after="
+                        + rows.getString("[0].orderId");
+            }
+        } finally {
+            try (var c = dataSource.getConnection();
+                 var back = c.prepareStatement("UPDATE orders SET updated_at = now() WHERE id = ANY (?)")) {
+                // not left changed in the year 9000 for other tests' lists
+                back.setArray(1, c.createArrayOf("uuid", open.stream().map(Placed::id).toArray()));
+                back.executeUpdate();
+            }
+        }
+        assertThat(walked).containsExactlyElementsOf(open.stream().map(o -> o.id().toString()).sorted().toList());
     }
 
     private static void awaitWaiting(Placed order) {
