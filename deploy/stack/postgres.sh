@@ -54,6 +54,10 @@ else
   die "needs root (or sudo) to manage the PostgreSQL $PG_VERSION cluster"
 fi
 
+# A start or stop that hangs ends here, as root: the system tests give up on this script after 3 minutes, and what runs
+# under sudo is beyond their reach, so it must not go on to stop or start the cluster under the next test.
+PG_CTL_TIMEOUT=150
+
 # Superuser access over the Unix socket uses peer authentication, which works before the
 # postgres password is set. cd / so that psql running as postgres can read its working directory.
 psql_admin() {
@@ -249,11 +253,11 @@ start() {
 
   if [ "$(cluster_status)" != online ]; then
     log "starting cluster $PG_VERSION/$PG_CLUSTER"
-    "${AS_ROOT[@]}" pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" start
+    "${AS_ROOT[@]}" timeout "$PG_CTL_TIMEOUT" pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" start
   elif [ "$changed" = 1 ] || [ "$(psql_admin -tAc 'SHOW wal_level')" != logical ]; then
     # wal_level, max_connections and the slot limits only take effect on a restart.
     log "restarting cluster $PG_VERSION/$PG_CLUSTER to apply settings"
-    "${AS_ROOT[@]}" pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" restart
+    "${AS_ROOT[@]}" timeout "$PG_CTL_TIMEOUT" pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" restart
   fi
   wait_ready
 
@@ -273,7 +277,7 @@ start() {
 stop() {
   installed || { log "not installed, nothing to stop"; return 0; }
   if [ "$(cluster_status)" = online ]; then
-    "${AS_ROOT[@]}" pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" stop
+    "${AS_ROOT[@]}" timeout "$PG_CTL_TIMEOUT" pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" stop
     log "stopped cluster $PG_VERSION/$PG_CLUSTER"
   else
     log "cluster $PG_VERSION/$PG_CLUSTER is not running"

@@ -7,21 +7,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ProviderIdsTest {
 
     @Test
-    void anIdIsKeptWhenAColumnHoldsIt() {
-        assertThat(ProviderIds.keepable("ch_3f9a")).isTrue();
-        assertThat(ProviderIds.keepable("x".repeat(ProviderIds.MAX_LENGTH))).isTrue();
+    void anIdIsKeptWhenItsColumnHoldsIt() {
+        assertThat(ProviderIds.keepable("ch_3f9a", 128)).isTrue();
+        assertThat(ProviderIds.keepable("x".repeat(128), 128)).isTrue();
+        assertThat(ProviderIds.keepable("x".repeat(255), 255)).isTrue();
     }
 
     @Test
-    void anIdNoColumnHoldsIsNoAnswerAndTheLogSaysWhyWithoutIt() {
-        String tooLong = "shp_" + "9".repeat(ProviderIds.MAX_LENGTH);
-        assertThat(ProviderIds.keepable(tooLong)).isFalse();
-        assertThat(ProviderIds.whyNotKept(tooLong)).isEqualTo("an id of 132 characters (at most 128 are kept)");
-        assertThat(ProviderIds.keepable("ch_\u00001")).isFalse();
-        assertThat(ProviderIds.whyNotKept("ch_\u00001")).isEqualTo("an id with a control character");
-        assertThat(ProviderIds.keepable("ch_1\n")).isFalse();
-        assertThat(ProviderIds.keepable(" ")).isFalse();
-        assertThat(ProviderIds.keepable(null)).isFalse();
-        assertThat(ProviderIds.whyNotKept(null)).isEqualTo("no id");
+    void anIdItsColumnDoesNotHoldIsNoAnswerAndTheLogSaysWhyWithoutIt() {
+        String tooLong = "shp_" + "9".repeat(128);
+        assertThat(ProviderIds.keepable(tooLong, 128)).isFalse();
+        assertThat(ProviderIds.whyNotKept(tooLong, 128)).isEqualTo("an id of 132 characters (at most 128 are kept)");
+        assertThat(ProviderIds.keepable("ch_\u00001", 255)).isFalse();
+        assertThat(ProviderIds.whyNotKept("ch_\u00001", 255)).isEqualTo("an id with a control character");
+        assertThat(ProviderIds.keepable("ch_1\n", 255)).isFalse();
+        assertThat(ProviderIds.keepable(" ", 255)).isFalse();
+        assertThat(ProviderIds.keepable(null, 255)).isFalse();
+        assertThat(ProviderIds.whyNotKept(null, 255)).isEqualTo("no id");
     }
 }

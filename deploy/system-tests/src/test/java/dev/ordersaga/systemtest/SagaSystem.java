@@ -275,7 +275,8 @@ final class SagaSystem implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .start();
         if (!p.waitFor(3, java.util.concurrent.TimeUnit.MINUTES)) {
-            // the script and what it started (a sudo, a pg_ctlcluster) must not outlive the test that gave up on it
+            // the script and what it started must not outlive the test that gave up on it (what runs under sudo is
+            // beyond this process's reach: postgres.sh bounds its cluster commands itself)
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
             throw new IllegalStateException(script + " " + action + " did not end within 3 minutes; see " + log);

@@ -34,6 +34,8 @@ import java.util.Optional;
 public class PaymentProviderClient {
 
     private static final Logger LOG = Logger.getLogger(PaymentProviderClient.class);
+    /** What payment.provider_charge_id, provider_refund_id and surplus_charge.provider_ref hold. */
+    public static final int ID_WIDTH = 255;
 
     /** What the provider said about a charge. */
     public sealed interface ChargeOutcome permits Charged, Declined, NotFound, Unresolved {
@@ -153,7 +155,7 @@ public class PaymentProviderClient {
             return new RefundFailed(e.getMessage());
         }
         if ((answer.status() == 201 || answer.status() == 200) && "succeeded".equals(answer.text("status", null))
-                && ProviderIds.keepable(answer.text("refundId", null))) {
+                && ProviderIds.keepable(answer.text("refundId", null), ID_WIDTH)) {
             return new Refunded(answer.text("refundId", null));
         }
         return new RefundFailed("provider answered " + answer.status() + ": " + answer.body());
@@ -180,8 +182,13 @@ public class PaymentProviderClient {
                 : ProviderReport.Page.fromJson(answer.tree(), "settlements", entry -> {
                     String chargeId = ProviderReport.text(entry, "chargeId");
                     String key = ProviderReport.text(entry, "idempotencyKey");
-                    // an entry whose id could not be recorded would stop every read at its page
-                    return !ProviderIds.keepable(chargeId) || key == null ? null : new Settlement(chargeId, key);
+                    if (key != null && !ProviderIds.keepable(chargeId, ID_WIDTH)) {
+                        // recorded, it would stop every read at its page: passed over, for a person to settle
+                        LOG.errorf("ALERT settlement report: the charge under key %s has %s; passed over", key,
+                                ProviderIds.whyNotKept(chargeId, ID_WIDTH));
+                        return null;
+                    }
+                    return key == null ? null : new Settlement(chargeId, key);
                 });
         if (page.isEmpty()) {
             LOG.warnf("Settlement report not read: the provider answered %d: %s", answer.status(), answer.body());
@@ -192,12 +199,15 @@ public class PaymentProviderClient {
     private ChargeOutcome verdict(Answer answer) {
         String status = answer.text("status", "");
         String chargeId = answer.text("chargeId", null);
-        if ("succeeded".equals(status) && ProviderIds.keepable(chargeId)) {
+        if ("succeeded".equals(status) && ProviderIds.keepable(chargeId, ID_WIDTH)) {
             return new Charged(chargeId);
         }
         if ("succeeded".equals(status)) {
-            // charged, but under an id that could not be recorded: no decline, and asked again after a backoff
-            return new Unresolved("charge succeeded with " + ProviderIds.whyNotKept(chargeId));
+            // charged, under an id that cannot be recorded: no decline, asked again after a backoff, and a person told,
+            // since a late settlement's watch takes this for no settlement and the money would stay taken unseen
+            String why = ProviderIds.whyNotKept(chargeId, ID_WIDTH);
+            LOG.errorf("ALERT the provider says a charge succeeded with %s: it cannot be recorded", why);
+            return new Unresolved("charge succeeded with " + why);
         }
         if ("declined".equals(status)) {
             return new Declined(answer.text("reason", "declined by the provider"));

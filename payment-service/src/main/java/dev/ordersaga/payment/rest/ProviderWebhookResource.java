@@ -5,6 +5,8 @@ import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.payment.application.PaymentService;
 import dev.ordersaga.payment.persistence.PaymentRepository.ChargeState;
 import dev.ordersaga.payment.domain.IllegalTransitionException;
+import dev.ordersaga.payment.provider.PaymentProviderClient;
+import dev.ordersaga.work.ProviderIds;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jakarta.inject.Inject;
 import jakarta.validation.ConstraintViolation;
@@ -68,9 +70,11 @@ public class ProviderWebhookResource {
                 .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Unknown charge",
                         "no payment has the idempotency key '" + webhook.idempotencyKey() + "'"));
         if (ProviderWebhook.CHARGE_SUCCEEDED.equals(webhook.type())
-                && (webhook.chargeId() == null || webhook.chargeId().isBlank())) {
+                && !ProviderIds.keepable(webhook.chargeId(), PaymentProviderClient.ID_WIDTH)) {
+            // the worker's status query tells the charge, or alerts that its id cannot be recorded
             throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid request",
-                    "a charge.succeeded webhook names the charge (chargeId)");
+                    "a charge.succeeded webhook names the charge (chargeId) with an id we can keep, not "
+                            + ProviderIds.whyNotKept(webhook.chargeId(), PaymentProviderClient.ID_WIDTH));
         }
         try (Correlation.Scope ignored = Correlation.open(charge.correlationId(), charge.causedByEventId())) {
             // PaymentService logs what the news changed, if anything

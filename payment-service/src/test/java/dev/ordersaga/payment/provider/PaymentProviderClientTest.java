@@ -125,7 +125,7 @@ class PaymentProviderClientTest {
                     Duration.ofMillis(500));
             assertThat(odd.charge(UUID.randomUUID().toString(), AMOUNT, "EUR", "tok_ok", "order-6"))
                     .isInstanceOfSatisfying(Unresolved.class, u -> assertThat(u.reason())
-                            .isEqualTo("charge succeeded with an id of 303 characters (at most 128 are kept)"));
+                            .isEqualTo("charge succeeded with an id of 303 characters (at most 255 are kept)"));
             assertThat(odd.chargeStatus(UUID.randomUUID().toString())).isInstanceOf(Unresolved.class);
             assertThat(odd.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-6")).isInstanceOf(RefundFailed.class);
         } finally {

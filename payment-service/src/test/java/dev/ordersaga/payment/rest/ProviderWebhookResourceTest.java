@@ -187,6 +187,19 @@ class ProviderWebhookResourceTest {
                 .contentType("application/problem+json");
     }
 
+    /** Recorded, an id the column does not hold would fail every delivery of the webhook with a 500. */
+    @Test
+    void aChargeIdThePaymentCannotKeepIsABadRequestAndChangesNothing() {
+        OrderSaga saga = sagas.saga("payment-webhook-long-id");
+        Payment payment = chargeInFlight(saga);
+
+        postWebhook(webhook("charge.succeeded", "ch_" + "9".repeat(300), payment.id().toString(), saga.orderId()))
+                .statusCode(400)
+                .contentType("application/problem+json")
+                .body("detail", org.hamcrest.Matchers.endsWith("not an id of 303 characters (at most 255 are kept)"));
+        assertThat(payments.findByOrderId(saga.orderId()).orElseThrow().status()).isEqualTo(PaymentStatus.CHARGING);
+    }
+
     @Test
     void webhookWithoutTypeOrKeyIsABadRequest() {
         postSigned("{\"chargeId\": \"ch_1\"}")

@@ -33,6 +33,8 @@ import java.util.Optional;
 public class CarrierClient {
 
     private static final Logger LOG = Logger.getLogger(CarrierClient.class);
+    /** What shipment.carrier_shipment_id and surplus_shipment.provider_ref hold. */
+    static final int ID_WIDTH = 128;
 
     private static final ObjectMapper JSON = JsonMapper.builder()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -117,8 +119,8 @@ public class CarrierClient {
         int status = response.status();
         if (status == 200 || status == 201) {
             String carrierId = field(response.body(), "shipmentId");
-            return ProviderIds.keepable(carrierId) ? new Created(carrierId)
-                    : new Unavailable("carrier answered " + status + " with " + ProviderIds.whyNotKept(carrierId)
+            return ProviderIds.keepable(carrierId, ID_WIDTH) ? new Created(carrierId)
+                    : new Unavailable("carrier answered " + status + " with " + ProviderIds.whyNotKept(carrierId, ID_WIDTH)
                             + " for the shipment", true);
         }
         if (status == 422) {
@@ -141,8 +143,8 @@ public class CarrierClient {
         int status = response.status();
         if (status == 200) {
             String carrierId = field(response.body(), "shipmentId");
-            return ProviderIds.keepable(carrierId) ? new Found(carrierId, field(response.body(), "status"))
-                    : new LookupFailed("carrier answered 200 with " + ProviderIds.whyNotKept(carrierId)
+            return ProviderIds.keepable(carrierId, ID_WIDTH) ? new Found(carrierId, field(response.body(), "status"))
+                    : new LookupFailed("carrier answered 200 with " + ProviderIds.whyNotKept(carrierId, ID_WIDTH)
                             + " for the shipment");
         }
         if (status == 404) {
@@ -216,8 +218,13 @@ public class CarrierClient {
                 : ProviderReport.Page.fromJson(tree(response.body()), "shipments", entry -> {
                     String carrierId = ProviderReport.text(entry, "shipmentId");
                     String key = ProviderReport.text(entry, "idempotencyKey");
-                    // an entry whose id could not be recorded would stop every read at its page
-                    return !ProviderIds.keepable(carrierId) || key == null ? null
+                    if (key != null && !ProviderIds.keepable(carrierId, ID_WIDTH)) {
+                        // recorded, it would stop every read at its page: passed over, for a person to look at
+                        LOG.errorf("ALERT carrier report: the shipment under key %s has %s; passed over", key,
+                                ProviderIds.whyNotKept(carrierId, ID_WIDTH));
+                        return null;
+                    }
+                    return key == null ? null
                             : new ReportedShipment(carrierId, key, ProviderReport.text(entry, "status"));
                 });
         if (page.isEmpty()) {

@@ -683,9 +683,10 @@ class KubernetesManifestsTest {
 
         Rendered prod = render(manifests, "prod");
         assertThat(ManifestChecks.connectionsOfTheServices(prod)).as("4 services, 2 replicas and 1 in a rolling update, "
-                + "20 pooled and 4 relay sessions each").isEqualTo(4 * 3 * 24);
+                + "20 pooled and its relay's lock each, and twice a streaming relay's five other sessions")
+                .isEqualTo(4 * (3 * 21 + 2 * 5));
         assertThat(ManifestChecks.postgres(prod)).singleElement().asString()
-                .endsWith("max_connections leaves 97 connections to the services, which may open 288");
+                .endsWith("max_connections leaves 97 connections to the services, which may open 292");
     }
 
     @Test
@@ -700,8 +701,8 @@ class KubernetesManifestsTest {
                         + "            - name: KAFKA_BOOTSTRAP_SERVERS\n"));
 
         assertThat(ManifestChecks.connectionsOfTheServices(render(manifests, "prod")))
-                .as("order's 40 pooled from the ConfigMap, the others' 20, and 4 relay sessions each, for 3 pods")
-                .isEqualTo(3 * (44 + 3 * 24));
+                .as("order's 40 pooled from the ConfigMap, the others' 20, and the relays' sessions, for 3 pods")
+                .isEqualTo(3 * 41 + 2 * 5 + 3 * (3 * 21 + 2 * 5));
     }
 
     @Test

@@ -49,8 +49,14 @@ final class ManifestChecks {
     private static final int SUPERUSER_RESERVED = 3;
     /** quarkus.datasource.jdbc.max-size's default, from DB_POOL_MAX (common-events' microprofile-config.properties). */
     private static final int DEFAULT_POOL_MAX = 20;
-    /** The relay's own sessions: its lock, Debezium's connection, its replication connection and its heartbeat's. */
-    private static final int RELAY_SESSIONS = 4;
+    /** Every replica's relay holds its lock's session, streaming or standing by. */
+    private static final int RELAY_LOCK_SESSIONS = 1;
+    /**
+     * The streaming relay's other sessions (pg_stat_activity of a running service): its replication connection,
+     * Debezium's three (its own, its bean registry's, its heartbeat's) and the offset store's. One replica of a service
+     * streams; they count twice, since the sessions of a relay that lost the lock linger while another takes over.
+     */
+    private static final int STREAMING_RELAY_SESSIONS = 5;
 
     /*
      * A service's graceful stop, in the order Quarkus runs it after SIGTERM: readiness DOWN and the shutdown delay
@@ -853,7 +859,8 @@ final class ManifestChecks {
             int pool = poolMax == null ? DEFAULT_POOL_MAX : resolve(rendered, poolMax).map(Integer::parseInt)
                     .orElseThrow(() -> new IllegalStateException(describe(deployment)
                             + ": DB_POOL_MAX is set to nothing the rendering holds"));
-            connections += (deployment.at("/spec/replicas").asInt(1) + 1) * (pool + RELAY_SESSIONS);
+            connections += (deployment.at("/spec/replicas").asInt(1) + 1) * (pool + RELAY_LOCK_SESSIONS)
+                    + 2 * STREAMING_RELAY_SESSIONS;
         }
         return connections;
     }
