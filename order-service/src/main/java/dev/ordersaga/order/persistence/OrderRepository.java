@@ -195,13 +195,15 @@ public class OrderRepository implements PanacheRepositoryBase<Order, UUID> {
     /**
      * The orders not finished, by when they were last changed or, waiting for a person, put on hold (the instant the
      * list shows), from {@code since} on; with {@code after}, past that order of the same instant. That instant only
-     * grows while an order stays open, so a walk of the pages misses none that stays open: one changed meanwhile moves
-     * on, and is listed again further on.
+     * grows while an order stays open, so one changed while the pages are walked moves on and is listed again further
+     * on; one changed as a page is read can be missed, its instant stamped before its commit, as in the waiting list.
      */
     public List<Order> open(Instant since, UUID after, int limit) {
-        return find("status not in ?1 and (coalesce(waitingSince, updatedAt) > ?2 or (coalesce(waitingSince, updatedAt) "
-                        + "= ?2 and id > ?3)) order by coalesce(waitingSince, updatedAt), id",
-                List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED), since, after == null ? Ids.BELOW_EVERY_ID : after)
+        return find("status not in ?1 and (coalesce(waitingSince, updatedAt) > ?2 "
+                        + "or (coalesce(waitingSince, updatedAt) = ?2 and id > ?3)) "
+                        + "order by coalesce(waitingSince, updatedAt), id",
+                List.of(OrderStatus.CONFIRMED, OrderStatus.CANCELLED), since,
+                after == null ? Ids.BELOW_EVERY_ID : after)
                 .page(0, limit).list();
     }
 }

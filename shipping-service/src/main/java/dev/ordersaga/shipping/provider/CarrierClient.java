@@ -120,8 +120,8 @@ public class CarrierClient {
         if (status == 200 || status == 201) {
             String carrierId = field(response.body(), "shipmentId");
             return ProviderIds.keepable(carrierId, ID_WIDTH) ? new Created(carrierId)
-                    : new Unavailable("carrier answered " + status + " with " + ProviderIds.whyNotKept(carrierId, ID_WIDTH)
-                            + " for the shipment", true);
+                    : new Unavailable("carrier answered " + status + " with "
+                            + ProviderIds.whyNotKept(carrierId, ID_WIDTH) + " for the shipment", true);
         }
         if (status == 422) {
             String reason = field(response.body(), "reason");

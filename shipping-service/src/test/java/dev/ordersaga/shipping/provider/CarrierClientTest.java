@@ -157,8 +157,9 @@ class CarrierClientTest {
         carrier.start();
         try {
             CarrierClient client = new CarrierClient("http://127.0.0.1:" + carrier.getAddress().getPort(), TIMEOUT);
-            assertThat(client.create(UUID.randomUUID().toString(), "ref", ADA)).isInstanceOfSatisfying(Unavailable.class,
-                    u -> assertThat(u.uncertain()).as("the carrier may have created it").isTrue());
+            assertThat(client.create(UUID.randomUUID().toString(), "ref", ADA))
+                    .isInstanceOfSatisfying(Unavailable.class,
+                            u -> assertThat(u.uncertain()).as("the carrier may have created it").isTrue());
             assertThat(client.find("key")).isInstanceOfSatisfying(CarrierClient.LookupFailed.class,
                     failed -> assertThat(failed.reason()).contains("an id of 204 characters"));
         } finally {
