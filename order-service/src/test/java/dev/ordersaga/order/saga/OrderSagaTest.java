@@ -817,38 +817,12 @@ class OrderSagaTest {
         for (Placed order : onHold) {
             awaitWaiting(order);
         }
-        // a far future instant of their own, so that no other test's waiting order falls among them
-        Instant since = Instant.parse("9000-01-01T00:00:00Z").plusMillis((long) (Math.random() * 1e9));
-        try (var c = dataSource.getConnection();
-             var tie = c.prepareStatement("UPDATE orders SET waiting_since = ? WHERE id = ANY (?)")) {
-            tie.setTimestamp(1, java.sql.Timestamp.from(since));
-            tie.setArray(2, c.createArrayOf("uuid", onHold.stream().map(Placed::id).toArray()));
-            assertThat(tie.executeUpdate()).isEqualTo(3);
-        }
+        Walk walk = walkAtOneInstant(onHold, "waiting_since", "waiting=true&");
 
-        List<String> walked = new java.util.ArrayList<>();
-        String query = "/operator/orders?waiting=true&limit=1&since=" + since;
-        for (int page = 0; page < 4; page++) {
-            JsonPath rows = given().auth().preemptive().basic("operator", "operator").get(query).then().statusCode(200)
-                    .extract().jsonPath();
-            if (rows.getList("orderId").isEmpty()) {
-                break;
-            }
-            walked.add(rows.getString("[0].orderId"));
-            query = "/operator/orders?waiting=true&limit=1&since=" + rows.getString("[0].since") + "&after="
-                    + rows.getString("[0].orderId");
-        }
-
-        try (var c = dataSource.getConnection();
-             var back = c.prepareStatement("UPDATE orders SET waiting_since = now() WHERE id = ANY (?)")) {
-            // not left waiting since the year 9000 for other tests' lists
-            back.setArray(1, c.createArrayOf("uuid", onHold.stream().map(Placed::id).toArray()));
-            back.executeUpdate();
-        }
         // the database's order of ids, which is their text's
-        assertThat(walked).containsExactlyElementsOf(onHold.stream().map(o -> o.id().toString()).sorted().toList());
+        assertThat(walk.ids()).containsExactlyElementsOf(onHold.stream().map(o -> o.id().toString()).sorted().toList());
         for (String misused : List.of("waiting=true&stalled=true", "after=" + onHold.get(0).id(),
-                "waiting=true&after=" + onHold.get(0).id(), "waiting=true&since=" + since + "&after=first")) {
+                "waiting=true&after=" + onHold.get(0).id(), "waiting=true&since=" + walk.since() + "&after=first")) {
             given().auth().preemptive().basic("operator", "operator").get("/operator/orders?" + misused)
                     .then().statusCode(400).contentType("application/problem+json");
         }
@@ -861,19 +835,33 @@ class OrderSagaTest {
     @Test
     void openOrdersArePagedOneAfterAnother() throws Exception {
         List<Placed> open = List.of(place(), place(), place());
-        // a far future instant of their own, so that no other test's open order falls among them
-        Instant since = Instant.parse("9000-01-01T00:00:00Z").plusMillis((long) (Math.random() * 1e9));
-        try (var c = dataSource.getConnection();
-             var tie = c.prepareStatement("UPDATE orders SET updated_at = ? WHERE id = ANY (?)")) {
-            tie.setTimestamp(1, java.sql.Timestamp.from(since));
-            tie.setArray(2, c.createArrayOf("uuid", open.stream().map(Placed::id).toArray()));
-            assertThat(tie.executeUpdate()).isEqualTo(3);
-        }
 
+        Walk walk = walkAtOneInstant(open, "updated_at", "");
+
+        assertThat(walk.ids()).containsExactlyElementsOf(open.stream().map(o -> o.id().toString()).sorted().toList());
+    }
+
+    private record Walk(Instant since, List<String> ids) {
+    }
+
+    /**
+     * The orders given one instant in {@code column}, a far future one of their own so that no other test's order
+     * falls among them, and the list ({@code list}: its flag and an ampersand, or nothing) walked from it a row a page,
+     * each page from the last row's since and id; the column is given back the present after.
+     */
+    private Walk walkAtOneInstant(List<Placed> orders, String column, String list) throws Exception {
+        Instant since = Instant.parse("9000-01-01T00:00:00Z").plusMillis((long) (Math.random() * 1e9));
+        Object[] ids = orders.stream().map(Placed::id).toArray();
+        try (var c = dataSource.getConnection();
+             var tie = c.prepareStatement("UPDATE orders SET " + column + " = ? WHERE id = ANY (?)")) {
+            tie.setTimestamp(1, java.sql.Timestamp.from(since));
+            tie.setArray(2, c.createArrayOf("uuid", ids));
+            assertThat(tie.executeUpdate()).isEqualTo(orders.size());
+        }
         List<String> walked = new java.util.ArrayList<>();
-        String query = "/operator/orders?limit=1&since=" + since;
+        String query = "/operator/orders?" + list + "limit=1&since=" + since;
         try {
-            for (int page = 0; page < 4; page++) {
+            for (int page = 0; page <= orders.size(); page++) {
                 JsonPath rows = given().auth().preemptive().basic("operator", "operator").get(query).then()
                         .statusCode(200).extract().jsonPath();
                 if (rows.getList("orderId").isEmpty()) {
@@ -881,18 +869,18 @@ class OrderSagaTest {
                 }
                 assertThat(rows.getString("[0].since")).isEqualTo(since.toString());
                 walked.add(rows.getString("[0].orderId"));
-                query = "/operator/orders?limit=1&since=" + rows.getString("[0].since") + "&after="
+                query = "/operator/orders?" + list + "limit=1&since=" + rows.getString("[0].since") + "&after="
                         + rows.getString("[0].orderId");
             }
         } finally {
             try (var c = dataSource.getConnection();
-                 var back = c.prepareStatement("UPDATE orders SET updated_at = now() WHERE id = ANY (?)")) {
-                // not left changed in the year 9000 for other tests' lists
-                back.setArray(1, c.createArrayOf("uuid", open.stream().map(Placed::id).toArray()));
+                 var back = c.prepareStatement("UPDATE orders SET " + column + " = now() WHERE id = ANY (?)")) {
+                // not left in the year 9000 for other tests' lists
+                back.setArray(1, c.createArrayOf("uuid", ids));
                 back.executeUpdate();
             }
         }
-        assertThat(walked).containsExactlyElementsOf(open.stream().map(o -> o.id().toString()).sorted().toList());
+        return new Walk(since, walked);
     }
 
     private static void awaitWaiting(Placed order) {
