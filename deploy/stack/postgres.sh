@@ -184,20 +184,20 @@ install_managed() {
   return 0
 }
 
-# Installs the settings and the client authentication; returns 0 when either changed on disk. A file that could not
-# be written stops the script before the cluster is restarted on what it holds.
+# Writes what a render function prints to a managed file, as install_managed does; a file that could not be written
+# stops the script before the cluster is restarted on what it holds.
+write_managed() {
+  local rc=0
+  "$1" | install_managed "$2" || rc=$?
+  [ "$rc" -le 1 ] || die "could not write $2"
+  return "$rc"
+}
+
+# Installs the settings and the client authentication; returns 0 when either changed on disk.
 write_conf() {
-  local changed=1 rc path render
-  for render in render_hba:"$PG_HBA" render_conf:"$PG_CONF"; do
-    path=${render#*:}
-    rc=0
-    "${render%%:*}" | install_managed "$path" || rc=$?
-    case $rc in
-      0) changed=0 ;;
-      1) ;;
-      *) die "could not write $path" ;;
-    esac
-  done
+  local changed=1
+  write_managed render_hba "$PG_HBA" && changed=0
+  write_managed render_conf "$PG_CONF" && changed=0
   return "$changed"
 }
 
