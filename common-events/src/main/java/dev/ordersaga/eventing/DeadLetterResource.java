@@ -34,10 +34,15 @@ public class DeadLetterResource {
     @Inject
     SecurityIdentity identity;
 
+    /**
+     * @param before the next page: the offset of the last entry of this one (the earliest). The dead-letter topics have
+     *               one partition; on a topic with more, it stands for the same offset in each.
+     */
     @GET
-    @Operation(summary = "The messages parked on this service's dead-letter topic, the latest first")
-    public List<DeadLetters.Parked> list(@QueryParam("limit") String limit) {
-        return deadLetters.list(QueryParameters.limit(limit, 100, 1000));
+    @Operation(summary = "The messages parked on this service's dead-letter topic, the latest first; with before, "
+            + "the ones parked at lower offsets (the next page)")
+    public List<DeadLetters.Parked> list(@QueryParam("limit") String limit, @QueryParam("before") String before) {
+        return deadLetters.list(QueryParameters.limit(limit, 100, 1000), QueryParameters.position("before", before));
     }
 
     @POST

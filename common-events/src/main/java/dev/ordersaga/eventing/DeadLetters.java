@@ -31,6 +31,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -234,22 +235,29 @@ public class DeadLetters {
         }
     }
 
-    /** The last {@code limit} messages parked on the dead-letter topic, the latest first. */
-    public List<Parked> list(int limit) {
+    /**
+     * The last {@code limit} messages parked on the dead-letter topic, the latest first.
+     *
+     * @param before null for the latest; else only messages below this offset (in each partition), the next page
+     */
+    public List<Parked> list(int limit, Long before) {
         try {
-            return readLast(limit);
+            return readLast(limit, before);
         } catch (KafkaException e) {
             throw new KafkaAway("could not read " + topic() + ": " + e.getMessage(), e);
         }
     }
 
-    private List<Parked> readLast(int limit) {
+    private List<Parked> readLast(int limit, Long before) {
         try (KafkaConsumer<String, String> reader = reader()) {
             List<TopicPartition> partitions = reader.partitionsFor(topic(), READ_TIMEOUT).stream()
                     .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
             reader.assign(partitions);
             Map<TopicPartition, Long> begin = reader.beginningOffsets(partitions, READ_TIMEOUT);
-            Map<TopicPartition, Long> end = reader.endOffsets(partitions, READ_TIMEOUT);
+            Map<TopicPartition, Long> end = new HashMap<>(reader.endOffsets(partitions, READ_TIMEOUT));
+            if (before != null) {
+                end.replaceAll((p, last) -> Math.max(begin.get(p), Math.min(last, before)));
+            }
             partitions.forEach(p -> reader.seek(p, Math.max(begin.get(p), end.get(p) - limit)));
             List<Parked> parked = new ArrayList<>();
             Instant deadline = Instant.now().plus(READ_TIMEOUT);
@@ -257,7 +265,12 @@ public class DeadLetters {
                 if (Instant.now().isAfter(deadline)) {
                     throw new KafkaAway("could not read " + topic() + " to its end within " + READ_TIMEOUT, null);
                 }
-                reader.poll(Duration.ofMillis(200)).forEach(record -> parked.add(Parked.of(record)));
+                reader.poll(Duration.ofMillis(200)).forEach(record -> {
+                    // a poll reads on past a page's end
+                    if (record.offset() < end.get(new TopicPartition(record.topic(), record.partition()))) {
+                        parked.add(Parked.of(record));
+                    }
+                });
             }
             parked.sort(Comparator.comparing(Parked::parkedAt).thenComparing(Parked::offset).reversed());
             return parked.subList(0, Math.min(limit, parked.size()));

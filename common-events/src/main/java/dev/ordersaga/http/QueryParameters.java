@@ -74,6 +74,22 @@ public final class QueryParameters {
         }
     }
 
+    /** A position such as a Kafka offset, 0 or more: absent is null. */
+    public static Long position(String name, String value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            long position = Long.parseLong(value.strip());
+            if (position >= 0) {
+                return position;
+            }
+        } catch (NumberFormatException e) {
+            // refused below, as a negative one is
+        }
+        throw invalid(name + " must be a whole number, 0 or more, not " + value);
+    }
+
     /** A 400 naming what is wrong with the query's parameters: also for one that means nothing with the others. */
     public static ProblemException invalid(String detail) {
         return new ProblemException(Response.Status.BAD_REQUEST, "Invalid parameter", detail);

@@ -23,7 +23,7 @@ class DeadLettersKafkaAwayTest {
         // a port nothing listens on: every metadata request goes unanswered until the read's timeout
         deadLetters.kafkaBroker = Map.of("bootstrap.servers", "127.0.0.1:1");
 
-        assertThatThrownBy(() -> deadLetters.list(10)).isInstanceOfSatisfying(DeadLetters.KafkaAway.class,
+        assertThatThrownBy(() -> deadLetters.list(10, null)).isInstanceOfSatisfying(DeadLetters.KafkaAway.class,
                 away -> {
                     Response answer = new ProblemMappers().kafkaAway(away);
                     assertThat(answer.getStatus()).isEqualTo(503);

@@ -12,6 +12,11 @@ enum CardToken {
     TIMEOUT_DECLINED("tok_timeout_declined", false, true, 0),
     /** A good charge whose first two refund calls fail: a compensation that must be retried. */
     REFUND_FAILS_TWICE("tok_refund_fails_twice", true, false, 2),
+    /**
+     * A good charge the provider refuses every refund of (as for a disputed charge): a compensation its API never
+     * completes, which an operator settles by hand.
+     */
+    REFUND_REFUSED("tok_refund_refused", true, false, Integer.MAX_VALUE),
     UNKNOWN(null, false, false, 0);
 
     private final String token;
@@ -40,6 +45,10 @@ enum CardToken {
 
     int failingRefunds() {
         return failingRefunds;
+    }
+
+    boolean refusesRefunds() {
+        return failingRefunds == Integer.MAX_VALUE;
     }
 
     String declineReason() {

@@ -136,6 +136,9 @@ final class PaymentLedger {
             throw ApiException.badRequest("currency " + request.currency() + " differs from the charge's "
                     + charge.currency());
         }
+        if (CardToken.of(charge.token()).refusesRefunds()) {
+            throw ApiException.unprocessable("charge " + charge.chargeId() + " is disputed: it cannot be refunded");
+        }
         int failing = failingRefundsLeft.get(charge.chargeId());
         if (failing > 0) {
             // Counted per charge, not per key: a retry with the same key is exactly what must fail again.

@@ -392,6 +392,21 @@ class PaymentSandboxTest {
     }
 
     @Test
+    void refundRefusedTokenChargesAndRefusesEveryRefundWith422() {
+        Answer charged = client.post("/v1/charges", key(), charge("tok_refund_refused"));
+        assertThat(charged.status()).isEqualTo(201);
+        assertThat(charged.body().get("status").asText()).isEqualTo("succeeded");
+        String chargeId = charged.body().get("chargeId").asText();
+
+        for (String refundKey : List.of("refund-" + key(), "refund-" + key(), "refund-" + key())) {
+            Answer refused = client.post("/v1/refunds", refundKey, refund(chargeId, "21.00"));
+            assertThat(refused.status()).isEqualTo(422);
+            assertThat(refused.body().get("error").asText()).contains(chargeId, "disputed");
+        }
+        assertThat(client.ledger().get("refunds")).isEmpty();
+    }
+
+    @Test
     void ledgerListsChargesWithTheirTokens() {
         String key = key();
         String chargeId = client.post("/v1/charges", key, charge("tok_ok", "21.00", "order-3"))

@@ -222,10 +222,12 @@ public class OrderService {
         if (event.payload() instanceof ShipmentCancelled cancelled && cancelled.confirmedBy() != null) {
             // the order is refunded on an operator's word rather than the carrier's: who is kept with the operators'
             // actions, the word in the timeline, which customers read
-            record.note(Reasons.fit("confirmed cancelled at the carrier by an operator: " + cancelled.confirmation(),
-                    SagaEventRecord.MAX_NOTE_LENGTH));
-            operatorActions.persist(new OperatorAction(event.orderId(), "confirm-shipment-cancelled",
-                    cancelled.confirmedBy(), cancelled.confirmation()));
+            confirmedByHand(event, record, "confirm-shipment-cancelled", "confirmed cancelled at the carrier",
+                    cancelled.confirmedBy(), cancelled.confirmation());
+        } else if (event.payload() instanceof PaymentRefunded refunded && refunded.confirmedBy() != null) {
+            // cancelled on an operator's word that the money is back, where the provider's API kept refusing the refund
+            confirmedByHand(event, record, "confirm-payment-refunded", "confirmed refunded outside the provider's API",
+                    refunded.confirmedBy(), refunded.confirmation());
         }
         Order order = found.get().order();
         Order.Progress progress = order.progress();
@@ -248,6 +250,13 @@ public class OrderService {
         if (order.status() != before) {
             LOG.infof("Order %s: %s -> %s on %s", order.id(), before, order.status(), event.type());
         }
+    }
+
+    /** An undoing an operator confirmed by hand: who, with the operators' actions; their word, in the timeline. */
+    private void confirmedByHand(EventEnvelope<?> event, SagaEventRecord record, String action, String what,
+                                 String operator, String confirmation) {
+        record.note(Reasons.fit(what + " by an operator: " + confirmation, SagaEventRecord.MAX_NOTE_LENGTH));
+        operatorActions.persist(new OperatorAction(event.orderId(), action, operator, confirmation));
     }
 
     /**

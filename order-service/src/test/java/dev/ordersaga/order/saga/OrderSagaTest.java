@@ -81,6 +81,8 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.everyItem;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.hasSize;
+import static org.hamcrest.Matchers.lessThan;
+import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 
 /**
@@ -180,9 +182,9 @@ class OrderSagaTest {
                 .body(undoings + ".note", everyItem(nullValue()));
     }
 
-    /** A cancel the carrier's API kept refusing, ended on an operator's word: the order keeps whose, and the word. */
+    /** Undoings a provider's API kept refusing, ended on an operator's word: the order keeps whose, and the word. */
     @Test
-    void aShipmentCancelConfirmedByHandIsLoggedWithWhoConfirmedItAndNotedWithTheirWord() {
+    void undoingsConfirmedByHandAreLoggedWithWhoConfirmedThemAndNotedWithTheirWord() {
         Placed order = place();
         publish(order, new StockReserved("res-1", List.of(new StockItem("SKU-MUG", 2))));
         publish(order, new PaymentSucceeded("pay-1", new BigDecimal("21.00"), "EUR", "ch_1"));
@@ -191,22 +193,29 @@ class OrderSagaTest {
         awaitStatus(order, "COMPENSATING");
 
         publish(order, new StockReleased("res-1", List.of(new StockItem("SKU-MUG", 2))));
-        publish(order, new PaymentRefunded("pay-1", new BigDecimal("21.00"), "EUR", "re_1"));
-        EventEnvelope<?> byHand = publish(order,
+        EventEnvelope<?> refundedByHand = publish(order, new PaymentRefunded("pay-1", new BigDecimal("21.00"), "EUR",
+                null, "ivan", "returned by the card's chargeback"));
+        EventEnvelope<?> cancelledByHand = publish(order,
                 new ShipmentCancelled("shp-1", "heidi", "the carrier's desk, by phone"));
         awaitStatus(order, "CANCELLED");
         // the word for the customer's timeline, the name for the operators' log of the order's actions
         String timeline = given().get("/orders/{id}/timeline", order.id()).then()
-                .body("find { it.eventId == '%s' }.note".formatted(byHand.eventId()),
+                .body("find { it.eventId == '%s' }.note".formatted(cancelledByHand.eventId()),
                         equalTo("confirmed cancelled at the carrier by an operator: the carrier's desk, by phone"))
+                .body("find { it.eventId == '%s' }.note".formatted(refundedByHand.eventId()),
+                        equalTo("confirmed refunded outside the provider's API by an operator: returned by the "
+                                + "card's chargeback"))
                 .extract().asString();
-        // a name no id or time can hold by chance (ids are hex)
-        assertThat(timeline).doesNotContain("heidi");
+        // names no id or time can hold by chance (ids are hex)
+        assertThat(timeline).doesNotContain("heidi").doesNotContain("ivan");
         given().auth().preemptive().basic("operator", "operator").get("/operator/orders/{id}/actions", order.id())
                 .then().statusCode(200)
                 .body("find { it.action == 'confirm-shipment-cancelled' }.operator", equalTo("heidi"))
                 .body("find { it.action == 'confirm-shipment-cancelled' }.detail",
-                        equalTo("the carrier's desk, by phone"));
+                        equalTo("the carrier's desk, by phone"))
+                .body("find { it.action == 'confirm-payment-refunded' }.operator", equalTo("ivan"))
+                .body("find { it.action == 'confirm-payment-refunded' }.detail",
+                        equalTo("returned by the card's chargeback"));
     }
 
     @Test
@@ -612,6 +621,18 @@ class OrderSagaTest {
                 .extract().jsonPath();
         assertThat(entry.getInt(listed + ".partition")).isEqualTo(parked.record().partition());
         assertThat(entry.getLong(listed + ".offset")).isEqualTo(parked.record().offset());
+        // the next page begins below the offset of the last one's last entry
+        long offset = parked.record().offset();
+        given().auth().preemptive().basic("operator", "operator")
+                .get("/operator/dead-letters?limit=1&before={before}", offset + 1).then().statusCode(200)
+                .body("eventId", org.hamcrest.Matchers.contains(twice.eventId().toString()));
+        given().auth().preemptive().basic("operator", "operator")
+                .get("/operator/dead-letters?limit=1000&before={before}", offset).then().statusCode(200)
+                .body("offset", everyItem(lessThan((int) offset)))
+                .body("eventId", not(hasItem(twice.eventId().toString())));
+        given().auth().preemptive().basic("operator", "operator").get("/operator/dead-letters?before=-1")
+                .then().statusCode(400).contentType("application/problem+json")
+                .body("detail", org.hamcrest.Matchers.containsString("before must be a whole number"));
 
         try (KafkaTopicProbe replays = KafkaTopicProbe.fromNow(Topics.ORDER_REPLAY, Topics.INVENTORY_EVENTS)) {
             given().auth().preemptive().basic("operator", "operator")

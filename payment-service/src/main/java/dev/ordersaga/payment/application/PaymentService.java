@@ -1,5 +1,6 @@
 package dev.ordersaga.payment.application;
 
+import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.InboxClaim;
 import dev.ordersaga.eventing.OutboxWriter;
 import dev.ordersaga.eventing.TransactionalWrites;
@@ -340,6 +341,13 @@ public class PaymentService {
     public void recordRefundSucceeded(UUID paymentId, String refundId) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
+        if (payment.refundConfirmedBy() != null && !refundId.equals(payment.providerRefundId())) {
+            // the call was under way unseen (its answer lost, its claim run out) when an operator returned the money
+            // another way: the customer may have it twice
+            LOG.errorf("ALERT refund %s of order %s made by the provider after operator %s confirmed the order "
+                            + "refunded by hand (%s): the customer may have been refunded twice", refundId,
+                    payment.orderId(), payment.refundConfirmedBy(), payment.refundConfirmation());
+        }
         Payment.Progress asRead = payment.progress();
         List<PaymentEvent> events = payment.refundSucceeded(refundId, now);
         if (!events.isEmpty()) {
@@ -376,6 +384,52 @@ public class PaymentService {
     private static void logStaleClaim(Payment payment, String call) {
         LOG.infof("A %s call for payment %s of order %s ended after its claim no longer held the row (a later claim "
                 + "or a recorded outcome moved it): not recorded", call, payment.id(), payment.orderId());
+    }
+
+    /**
+     * An operator's word that the customer has the order's money back, where the provider's API kept refusing the
+     * refund ({@link Payment#confirmRefundedByHand}): the cancellation is answered, and the order's compensation goes
+     * on, order-service logging who said so among the order's operator actions. Logged at WARN here too: the order is
+     * cancelled on that word, and the refund's alerts stop. Asked again once it holds (an answer lost), it changes
+     * nothing.
+     *
+     * @param refundId the provider's id of the refund the operator made (null: none made at the provider)
+     * @return the payment as it stands after; empty if the order has none
+     * @throws NotConfirmable when the refund cannot end on an operator's word now, saying why
+     */
+    @Transactional
+    public Optional<Payment> confirmRefundedByHand(UUID orderId, String refundId, String operator, String reason) {
+        Optional<Payment> found = payments.findByOrderId(orderId);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        // the entity read above only finds the id: the row is read again, locked, as every outcome's change reads it
+        Payment payment = load(found.get().id());
+        try (Correlation.Scope ignored = Correlation.open(payment.correlationId(), null)) {
+            Instant now = Instant.now();
+            payment.whyNotConfirmable(refundId, now).ifPresent(why -> {
+                throw new NotConfirmable("the payment of order " + orderId + " " + why);
+            });
+            Payment.Progress asRead = payment.progress();
+            int refused = payment.attempts();
+            List<PaymentEvent> events = payment.confirmRefundedByHand(refundId, operator, reason, now);
+            if (!events.isEmpty()) {
+                LOG.warnf("Refund of order %s (%s %s, charge %s) confirmed by operator %s after %d refused attempt(s), "
+                                + "as %s: %s", orderId, payment.amount(), payment.currency(),
+                        payment.providerChargeId(), operator, refused,
+                        refundId == null ? "settled outside the provider" : "refund " + refundId, reason);
+            }
+            afterTransition(payment, asRead, events, now);
+        }
+        return Optional.of(payment);
+    }
+
+    /** A refund that an operator's word cannot end now; the message says why. */
+    public static final class NotConfirmable extends RuntimeException {
+
+        NotConfirmable(String message) {
+            super(message);
+        }
     }
 
     // ---- work for the worker ----

@@ -21,6 +21,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -37,6 +38,8 @@ import java.util.UUID;
  * DECLINED | CANCELLED -> REFUNDING   (a late settlement: the provider charged after all, refunded at once)
  * CHARGING, held                      (the provider has no charge under a key it may have forgotten: no call until
  *                                     the provider tells of the charge or the order is cancelled; PaymentOnHold)
+ * REFUNDING -> REFUNDED, by hand      (the provider kept refusing the refund, and an operator who settled it outside
+ *                                     the provider's API says so: confirmRefundedByHand)
  * </pre>
  *
  * <p>The charge needs two facts, OrderCreated (amount, token) and StockReserved, which come on different topics in
@@ -62,6 +65,9 @@ public class Payment {
 
     /** The width of {@code decline_reason}: a provider's words are kept, shortened, never refused. */
     static final int MAX_DECLINE_REASON_LENGTH = 255;
+
+    /** The width of {@code refund_confirmation}, an operator's word on a refund they settled by hand. */
+    public static final int MAX_CONFIRMATION_LENGTH = 512;
 
     /** What the worker owes the provider for this payment now. */
     public enum ProviderCall {
@@ -141,6 +147,20 @@ public class Payment {
     private Instant nextAttemptAt;
 
     /**
+     * the end of the last claim's lease: while {@code nextAttemptAt} is still that instant, no outcome was recorded
+     * since the claim, and its call may be under way until then
+     */
+    @Column(name = "claimed_until")
+    private Instant claimedUntil;
+
+    /** the operator who confirmed the refund by hand, and their word: null when the provider's API refunded it */
+    @Column(name = "refund_confirmed_by")
+    private String refundConfirmedBy;
+
+    @Column(name = "refund_confirmation")
+    private String refundConfirmation;
+
+    /**
      * when the payment began charging: the first charge call went out after this. A provider's "no charge under this
      * key" is trusted only while the key is younger than the {@link RechargeWindow}.
      */
@@ -204,6 +224,9 @@ public class Payment {
         payment.declineReason = progress.declineReason();
         payment.attempts = progress.attempts();
         payment.nextAttemptAt = progress.nextAttemptAt();
+        payment.claimedUntil = progress.claimedUntil();
+        payment.refundConfirmedBy = progress.refundConfirmedBy();
+        payment.refundConfirmation = progress.refundConfirmation();
         payment.chargingSince = progress.chargingSince();
         payment.correlationId = correlationId;
         payment.causedByEventId = progress.causedByEventId();
@@ -537,6 +560,68 @@ public class Payment {
         }
     }
 
+    /**
+     * An operator settled the refund outside the provider's API (its dashboard, a chargeback that returned the money, a
+     * transfer) where the API kept refusing it: REFUNDING -> REFUNDED with the answer the cancellation owed, which
+     * names who said so. Only as {@link #whyNotConfirmable} allows: a call under way decides by the provider's word,
+     * and the operator's word holds for the refund they named. Asked again once it holds, it changes nothing.
+     *
+     * @param refundId     the provider's id of the refund the operator made; null where none was made at the provider
+     * @param operator     who confirmed it
+     * @param confirmation what they gave as the reason the money is back with the customer
+     * @return the answer, or nothing for a repeat
+     */
+    public List<PaymentEvent> confirmRefundedByHand(String refundId, String operator, String confirmation,
+                                                    Instant now) {
+        if (whyNotConfirmable(refundId, now).isPresent()) {
+            throw new IllegalTransitionException(status, "confirmRefundedByHand");
+        }
+        if (status == PaymentStatus.REFUNDED) {
+            return List.of();
+        }
+        providerRefundId = refundId;
+        refundConfirmedBy = Objects.requireNonNull(operator, "operator");
+        refundConfirmation = Reasons.fit(Objects.requireNonNull(confirmation, "confirmation"), MAX_CONFIRMATION_LENGTH);
+        moveTo(PaymentStatus.REFUNDED, now);
+        return List.of(answerRefunded());
+    }
+
+    /**
+     * Why an operator's word cannot end this payment's refund now, if it cannot.
+     *
+     * @param refundId the refund the operator names (null: none made at the provider)
+     */
+    public Optional<String> whyNotConfirmable(String refundId, Instant now) {
+        if (status == PaymentStatus.REFUNDED) {
+            if (refundConfirmedBy == null) {
+                return Optional.of("was refunded by the provider (" + providerRefundId + ")");
+            }
+            return Objects.equals(refundId, providerRefundId) ? Optional.empty()
+                    : Optional.of("was confirmed refunded by hand as " + describe(providerRefundId) + ", not "
+                    + describe(refundId));
+        }
+        if (status != PaymentStatus.REFUNDING) {
+            return Optional.of("is " + status + ": only a refund the provider keeps refusing (REFUNDING) is confirmed "
+                    + "by hand");
+        }
+        if (isInFlight(now)) {
+            return Optional.of("has a call to the provider under way until " + claimedUntil + ", whose answer decides");
+        }
+        if (attempts == 0) {
+            return Optional.of("has had no refund call refused yet: the provider is asked first");
+        }
+        return Optional.empty();
+    }
+
+    private static String describe(String refundId) {
+        return refundId == null ? "made outside the provider" : "refund " + refundId;
+    }
+
+    /** A claim's call may still be under way: its lease runs, and no outcome was recorded since it was taken. */
+    private boolean isInFlight(Instant now) {
+        return claimedUntil != null && claimedUntil.equals(nextAttemptAt) && claimedUntil.isAfter(now);
+    }
+
     /** Which provider call the worker owes now. */
     public ProviderCall nextCall() {
         return switch (status) {
@@ -583,6 +668,7 @@ public class Payment {
             throw new IllegalTransitionException(status, "lease");
         }
         nextAttemptAt = until;
+        claimedUntil = until;
     }
 
     private void startCharging(UUID eventId, Instant now) {
@@ -610,7 +696,8 @@ public class Payment {
     /** The refund made, from what the payment recorded of it: the same answer however often it is given. */
     private PaymentRefunded answerRefunded() {
         refundAnswered = true;
-        return new PaymentRefunded(id.toString(), amount(), currency, providerRefundId);
+        return new PaymentRefunded(id.toString(), amount(), currency, providerRefundId, refundConfirmedBy,
+                refundConfirmation);
     }
 
     private PaymentRefunded answerNothingToRefund() {
@@ -716,6 +803,15 @@ public class Payment {
         return nextAttemptAt;
     }
 
+    /** The operator who confirmed the refund by hand; null when the provider's API made it. */
+    public String refundConfirmedBy() {
+        return refundConfirmedBy;
+    }
+
+    public String refundConfirmation() {
+        return refundConfirmation;
+    }
+
     public Instant chargingSince() {
         return chargingSince;
     }
@@ -744,13 +840,14 @@ public class Payment {
     public record Progress(PaymentStatus status, BigDecimal amount, String currency, String paymentToken,
                            boolean stockReserved, boolean cancelRequested, boolean refundAnswered,
                            String providerChargeId, String providerRefundId, String declineReason, int attempts,
-                           Instant nextAttemptAt, Instant chargingSince, UUID causedByEventId, Instant updatedAt,
+                           Instant nextAttemptAt, Instant claimedUntil, String refundConfirmedBy,
+                           String refundConfirmation, Instant chargingSince, UUID causedByEventId, Instant updatedAt,
                            long version) {
     }
 
     public Progress progress() {
         return new Progress(status, amount, currency, paymentToken, stockReserved, cancelRequested, refundAnswered,
-                providerChargeId, providerRefundId, declineReason, attempts, nextAttemptAt, chargingSince, causedByEventId,
-                updatedAt, version);
+                providerChargeId, providerRefundId, declineReason, attempts, nextAttemptAt, claimedUntil,
+                refundConfirmedBy, refundConfirmation, chargingSince, causedByEventId, updatedAt, version);
     }
 }

@@ -27,6 +27,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.specification.RequestSpecification;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.Test;
@@ -45,6 +47,12 @@ import static dev.ordersaga.payment.testing.PaymentFixtures.orderCreated;
 import static dev.ordersaga.payment.testing.PaymentFixtures.stockReserved;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasKey;
+import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.nullValue;
+import static io.restassured.RestAssured.given;
 
 /**
  * payment-service on the real stack against the provider sandbox: facts go in on order.events and inventory.events,
@@ -195,6 +203,84 @@ class PaymentSagaTest {
                 .satisfies(refund -> assertThat(refund.amount()).isEqualByComparingTo("21.00"));
         assertThat(ledger.net()).as("the customer is whole").isEqualByComparingTo(BigDecimal.ZERO);
         assertThat(payment(saga).status()).isEqualTo(PaymentStatus.REFUNDED);
+    }
+
+    /**
+     * A refund the provider refuses for good (a disputed charge) is retried with an alert until an operator, who
+     * returned the money another way, confirms it: then the cancellation is answered with who said so, and the
+     * provider is called no more. The row is moved by hand between the confirms so that no worker's call is under way
+     * unless the test says so.
+     */
+    @Test
+    void aRefundTheProviderKeepsRefusingIsEndedByAnOperatorsConfirm() {
+        OrderSaga saga = saga("refund-refused");
+        saga.publish(orderCreated("tok_refund_refused"));
+        saga.publish(stockReserved());
+        awaitOne(saga, PaymentSucceeded.class);
+        String confirm = "/operator/payments/{orderId}/confirm-refunded";
+        String body = "{\"reason\": \"returned by the card's chargeback\"}";
+        operator().body(body).post(confirm, saga.orderId()).then().statusCode(409)
+                .contentType("application/problem+json").body("detail", containsString("is SUCCEEDED"));
+
+        try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
+            saga.publish(orderCancelling());
+            await().atMost(PATIENCE).until(() -> log.containing("ALERT compensation failed: refund of order "
+                    + saga.orderId() + " attempt 2").size() == 1);
+        }
+        // no worker takes it meanwhile, and the outcome of a call under way now is a stale claim's, not recorded
+        alter(saga, "next_attempt_at = now() + interval '1 hour', claimed_until = now() + interval '1 hour'");
+        int refused = payment(saga).attempts();
+        operator().body(body).post(confirm, saga.orderId()).then().statusCode(409)
+                .body("detail", containsString("under way"));
+        alter(saga, "claimed_until = NULL");
+        given().contentType(ContentType.JSON).body(body).post(confirm, saga.orderId()).then().statusCode(401);
+        operator().body("{\"reason\": \" \"}").post(confirm, saga.orderId()).then().statusCode(400);
+        operator().body(body).post(confirm, UUID.randomUUID()).then().statusCode(404)
+                .contentType("application/problem+json");
+        saga.awaitCommittedSoFar(outbox, PATIENCE);
+        assertThat(saga.publishedTypes()).as("nothing answered before the operator's word")
+                .containsExactly("PaymentSucceeded");
+
+        try (LogCapture log = LogCapture.of(PaymentService.class)) {
+            operator().body(body).post(confirm, saga.orderId()).then().statusCode(200)
+                    .body("status", equalTo("REFUNDED")).body("refundConfirmedBy", equalTo("operator"))
+                    .body("providerRefundId", nullValue()).body("nextAttemptAt", nullValue());
+            assertThat(log.containing("Refund of order " + saga.orderId())).singleElement().satisfies(line -> {
+                assertThat(line.level()).isEqualTo(org.jboss.logmanager.Level.WARN);
+                assertThat(line.message()).contains("confirmed by operator operator after " + refused + " refused "
+                        + "attempt(s), as settled outside the provider: returned by the card's chargeback");
+                assertThat(line.correlationId()).isEqualTo(saga.correlationId());
+            });
+        }
+        EventEnvelope<PaymentRefunded> answered = awaitOne(saga, PaymentRefunded.class);
+        Payment payment = payment(saga);
+        assertThat(answered.payload()).isEqualTo(new PaymentRefunded(payment.id().toString(), new BigDecimal("21.00"),
+                "EUR", null, "operator", "returned by the card's chargeback"));
+        assertThat(answered.correlationId()).isEqualTo(saga.correlationId());
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDED);
+        assertThat(payment.nextAttemptAt()).as("no more refund calls").isNull();
+        assertThat(ledger(saga).refunds()).as("the provider refunded nothing").isEmpty();
+
+        // asked again (its answer lost), it holds and changes nothing; for another refund it is refused
+        operator().body(body).post(confirm, saga.orderId()).then().statusCode(200).body("status", equalTo("REFUNDED"));
+        operator().body("{\"providerRefundId\": \"re_other\", \"reason\": \"by hand\"}")
+                .post(confirm, saga.orderId()).then().statusCode(409)
+                .body("detail", containsString("made outside the provider, not refund re_other"));
+        assertThat(payment(saga).updatedAt()).isEqualTo(payment.updatedAt());
+        operator().get("/operator/payments/{orderId}", saga.orderId()).then().statusCode(200)
+                .body("status", equalTo("REFUNDED")).body("refundConfirmation",
+                        equalTo("returned by the card's chargeback")).body("$", not(hasKey("paymentToken")));
+    }
+
+    private static RequestSpecification operator() {
+        return given().auth().preemptive().basic("operator", "operator").contentType(ContentType.JSON);
+    }
+
+    private void alter(OrderSaga saga, String assignments) {
+        QuarkusTransaction.requiringNew().run(() -> assertThat(repository.getEntityManager()
+                .createNativeQuery("UPDATE payment SET " + assignments + " WHERE order_id = ?1")
+                .setParameter(1, saga.orderId())
+                .executeUpdate()).isEqualTo(1));
     }
 
     /**

@@ -130,6 +130,14 @@ class PaymentTest {
             refundFailed         REFUNDING -> REFUNDING
             refundFailed         REFUNDED  -> REFUNDED
             refundFailed         CANCELLED -> refused
+
+            confirmRefundedByHand PENDING   -> refused
+            confirmRefundedByHand CHARGING  -> refused
+            confirmRefundedByHand SUCCEEDED -> refused
+            confirmRefundedByHand DECLINED  -> refused
+            confirmRefundedByHand REFUNDING -> REFUNDED   PaymentRefunded
+            confirmRefundedByHand REFUNDED  -> refused
+            confirmRefundedByHand CANCELLED -> refused
             """;
 
     private static final Map<String, Function<Payment, List<PaymentEvent>>> TRANSITIONS = new LinkedHashMap<>();
@@ -161,6 +169,14 @@ class PaymentTest {
         TRANSITIONS.put("refundFailed", p -> {
             p.refundFailed(NOW, BACKOFF);
             return List.of();
+        });
+        // an operator confirms only a refund the provider refused at least once (see the tests below): the table's
+        // REFUNDING has had that refusal; its REFUNDED was refunded by the provider, which no operator's word changes
+        TRANSITIONS.put("confirmRefundedByHand", p -> {
+            if (p.status() == PaymentStatus.REFUNDING) {
+                p.refundFailed(NOW, BACKOFF);
+            }
+            return p.confirmRefundedByHand("re_by_hand", "ada", "refunded at the provider's dashboard", NOW);
         });
     }
 
@@ -830,6 +846,62 @@ class PaymentTest {
     }
 
     /** Walks a new payment along the machine's own transitions to the given state. */
+    @Test
+    void aRefundIsConfirmedByHandOnlyOnceTheProviderRefusedItAndNoCallIsUnderWay() {
+        Payment payment = paymentIn(PaymentStatus.REFUNDING);
+        assertThat(payment.whyNotConfirmable("re_by_hand", NOW)).hasValueSatisfying(why -> assertThat(why)
+                .contains("no refund call refused yet"));
+
+        payment.lease(NOW, NOW.plusSeconds(30));
+        payment.refundFailed(NOW.plusSeconds(1), BACKOFF);
+        assertThat(payment.whyNotConfirmable("re_by_hand", NOW.plusSeconds(1))).as("refused once, in its backoff")
+                .isEmpty();
+
+        Instant claimed = payment.nextAttemptAt();
+        payment.lease(claimed, claimed.plusSeconds(30));
+        assertThat(payment.whyNotConfirmable("re_by_hand", claimed.plusSeconds(29))).as("a call under way decides")
+                .hasValueSatisfying(why -> assertThat(why).contains("under way until " + claimed.plusSeconds(30)));
+        assertThatThrownBy(() -> payment.confirmRefundedByHand("re_by_hand", "ada", "by hand", claimed))
+                .isInstanceOf(IllegalTransitionException.class);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
+        assertThat(payment.whyNotConfirmable("re_by_hand", claimed.plusSeconds(30))).as("its lease ran out: over")
+                .isEmpty();
+    }
+
+    @Test
+    void aRefundConfirmedByHandAnswersTheCancellationWithWhoSaidSoAndHoldsForThatRefundOnly() {
+        Payment payment = paymentIn(PaymentStatus.REFUNDING);
+        payment.refundFailed(NOW, BACKOFF);
+
+        List<PaymentEvent> events = payment.confirmRefundedByHand(null, "ada", "returned by the chargeback", NOW);
+
+        assertThat(events).singleElement().isInstanceOfSatisfying(PaymentRefunded.class, refunded -> {
+            assertThat(refunded.amount()).isEqualByComparingTo("21.00");
+            assertThat(refunded.providerRefundId()).as("made outside the provider").isNull();
+            assertThat(refunded.confirmedBy()).isEqualTo("ada");
+            assertThat(refunded.confirmation()).isEqualTo("returned by the chargeback");
+        });
+        assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDED);
+        assertThat(payment.isDue(NOW.plusSeconds(3600))).as("no more refund calls").isFalse();
+        assertThat(payment.confirmRefundedByHand(null, "bob", "asked again", NOW)).as("a repeat").isEmpty();
+        assertThat(payment.refundConfirmedBy()).isEqualTo("ada");
+        assertThat(payment.whyNotConfirmable("re_other", NOW)).hasValueSatisfying(why -> assertThat(why)
+                .contains("made outside the provider", "not refund re_other"));
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("a re-sent cancellation's answer")
+                .singleElement().isInstanceOfSatisfying(PaymentRefunded.class,
+                        again -> assertThat(again.confirmedBy()).isEqualTo("ada"));
+        assertThat(payment.refundSucceeded("re_late", NOW)).as("the provider's late word changes nothing").isEmpty();
+        assertThat(payment.providerRefundId()).isNull();
+    }
+
+    @Test
+    void aConfirmationLongerThanItsColumnIsShortened() {
+        Payment payment = paymentIn(PaymentStatus.REFUNDING);
+        payment.refundFailed(NOW, BACKOFF);
+        payment.confirmRefundedByHand("re_by_hand", "ada", "x".repeat(Payment.MAX_CONFIRMATION_LENGTH + 1), NOW);
+        assertThat(payment.refundConfirmation()).hasSizeLessThanOrEqualTo(Payment.MAX_CONFIRMATION_LENGTH);
+    }
+
     static Payment paymentIn(PaymentStatus target) {
         Payment payment = pending();
         List<Function<Payment, ?>> path = switch (target) {

@@ -105,9 +105,10 @@ class PaymentWritesTest {
     @Test
     void theReadSentWithAnEventsClaimReturnsThePaymentAsStored() {
         Payment opened = open();
-        // a late settlement of a declined charge, its refund failed once: every column but the refund id and the
-        // token (forgotten once past charging: a charge read with it is goodCardIsChargedAndPaymentSucceededPublished)
-        // set, and the version moved on; the next attempt an hour away, so that the worker leaves the row alone
+        // a late settlement of a declined charge, its refund claimed and failed once: every column but the refund id,
+        // an operator's confirm of it (theColumnsOfARefundConfirmedByHandAreReadAsStored) and the token (forgotten
+        // once past charging: a charge read with it is goodCardIsChargedAndPaymentSucceededPublished) set, and the
+        // version moved on; the next attempt an hour away, so that the worker leaves the row alone
         QuarkusTransaction.requiringNew().run(() -> {
             Payment payment = payments.lockForChange(opened.id()).orElseThrow();
             Payment.Progress asRead = payment.progress();
@@ -115,11 +116,13 @@ class PaymentWritesTest {
             payment.requestCancellation(UUID.randomUUID(), now());
             payment.chargeDeclined("insufficient funds", now(), new SettlementWatch(Duration.ofSeconds(2), 5));
             payment.chargeSucceeded("ch-late", now());
+            payment.lease(now(), now().plusSeconds(30));
             payment.refundFailed(now(), new Backoff(Duration.ofHours(1), Duration.ofHours(2)));
             writes.write(payments.update(payment, asRead).orElseThrow(), () -> "move on");
         });
         Payment stored = QuarkusTransaction.requiringNew().call(() -> payments.findById(opened.id()));
-        assertThat(stored.progress()).hasNoNullFieldsOrPropertiesExcept("providerRefundId", "paymentToken");
+        assertThat(stored.progress()).hasNoNullFieldsOrPropertiesExcept("providerRefundId", "paymentToken",
+                "refundConfirmedBy", "refundConfirmation");
         assertThat(stored.progress().version()).isEqualTo(1);
 
         InboxClaim claim = claimOf(opened.orderId());
@@ -133,6 +136,28 @@ class PaymentWritesTest {
         assertStoredAs(byId, stored);
         assertThat(byId.orderId()).isEqualTo(opened.orderId());
         assertThat(QuarkusTransaction.requiringNew().call(() -> payments.lockForChange(UUID.randomUUID()))).isEmpty();
+    }
+
+    @Test
+    void theColumnsOfARefundConfirmedByHandAreReadAsStored() {
+        Payment opened = open();
+        QuarkusTransaction.requiringNew().run(() -> {
+            Payment payment = payments.lockForChange(opened.id()).orElseThrow();
+            Payment.Progress asRead = payment.progress();
+            payment.noteStockReserved(UUID.randomUUID(), now());
+            payment.chargeSucceeded("ch-hand", now());
+            payment.requestCancellation(UUID.randomUUID(), now());
+            payment.refundFailed(now(), new Backoff(Duration.ofHours(1), Duration.ofHours(2)));
+            payment.confirmRefundedByHand("re-hand", "ada", "refunded at the provider's dashboard", now());
+            writes.write(payments.update(payment, asRead).orElseThrow(), () -> "confirm");
+        });
+        Payment stored = QuarkusTransaction.requiringNew().call(() -> payments.findById(opened.id()));
+        assertThat(stored.refundConfirmedBy()).isEqualTo("ada");
+        assertThat(stored.refundConfirmation()).isEqualTo("refunded at the provider's dashboard");
+        assertThat(stored.providerRefundId()).isEqualTo("re-hand");
+
+        Payment byId = QuarkusTransaction.requiringNew().call(() -> payments.lockForChange(opened.id())).orElseThrow();
+        assertStoredAs(byId, stored);
     }
 
     @Test
