@@ -36,12 +36,14 @@ import java.util.UUID;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.endsWith;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.notNullValue;
+import static org.hamcrest.Matchers.oneOf;
 
 @QuarkusTest
 @WithTestResource(StackTestResource.class)
@@ -94,6 +96,32 @@ class OrderResourceTest {
         assertThat(OrderRows.withCorrelation(dataSource, correlationId)).as("orders of the refused request").isZero();
         given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(Orders.requestJson())
                 .when().post("/orders").then().statusCode(201);
+    }
+
+    /**
+     * Wrong passwords for one operator from one address: the first five are answered 401, then every attempt, the
+     * right password too, 429 until the delay has passed; the right one after it signs in and starts the count afresh.
+     * alice's own: no other test signs in as her with a wrong password.
+     */
+    @Test
+    void anOperatorsPasswordGuessedAgainAndAgainIsRefusedForAWhileWhateverTheGuess() {
+        String waiting = "/operator/orders?waiting=true";
+        for (int i = 0; i < 5; i++) {
+            given().auth().preemptive().basic("alice", "guess-" + i).get(waiting).then().statusCode(401);
+        }
+        for (String password : List.of("guess-5", "alice")) {
+            // the tests' first delay is 3 s (a slow machine's requests still fall inside it)
+            given().auth().preemptive().basic("alice", password).get(waiting).then().statusCode(429)
+                    .header("Retry-After", oneOf("1", "2", "3"))
+                    .contentType("application/problem+json")
+                    .body("detail", containsString("too many wrong passwords"));
+        }
+        given().auth().preemptive().basic("operator", "operator").get(waiting).then().statusCode(200);
+
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).until(() -> given().auth()
+                .preemptive().basic("alice", "alice").get(waiting).statusCode() == 200);
+        given().auth().preemptive().basic("alice", "guess-6").get(waiting).then().statusCode(401);
+        given().auth().preemptive().basic("alice", "alice").get(waiting).then().statusCode(200);
     }
 
     /** Without credentials and with wrong ones: the challenge, and a body that says what is wanted. */
