@@ -272,7 +272,9 @@ public class DeadLetters {
                     }
                 });
             }
-            parked.sort(Comparator.comparing(Parked::parkedAt).thenComparing(Parked::offset).reversed());
+            // by offset, the broker's order of arrival: parkedAt is the parking replica's clock, and a page's next
+            // begins below its last entry's offset (the dead-letter topics have one partition)
+            parked.sort(Comparator.comparing(Parked::offset).thenComparing(Parked::partition).reversed());
             return parked.subList(0, Math.min(limit, parked.size()));
         }
     }

@@ -28,10 +28,10 @@ class EveryServiceRelaysIT {
             Set.of("saga_consumer_parked_total", "saga_relay_published_total", "saga_relay_slot_lost_total");
     private static final Set<String> PAYMENT_SERIES = Set.of("saga_compensation_failures_total",
             "saga_payment_charges_held_total", "saga_payment_settlements_unmatched_total",
-            "saga_provider_report_failed_runs");
+            "saga_provider_report_failed_runs", "saga_provider_outcomes_unrecorded_total");
     private static final Set<String> SHIPPING_SERIES = Set.of("saga_compensation_failures_total",
             "saga_shipping_shipments_held_total", "saga_shipping_shipments_unmatched_total",
-            "saga_provider_report_failed_runs");
+            "saga_provider_report_failed_runs", "saga_provider_outcomes_unrecorded_total");
     private static final Pattern PARKED_TOPIC =
             Pattern.compile("(?m)^saga_consumer_parked_total\\{[^}]*\\btopic=\"([^\"]+)\"");
 

@@ -359,11 +359,12 @@ public class PaymentService {
 
     /**
      * @param claimedUntil the lease of the claim the call was made under
+     * @param refused      the provider refused it, rather than leave it unanswered
      * @return the number of the refund attempt that failed; 0 if the refund succeeded meanwhile, or if the call's claim
      * ran out and another took the row (as {@link #recordChargeUnresolved})
      */
     @Transactional
-    public int recordRefundFailed(UUID paymentId, Instant claimedUntil) {
+    public int recordRefundFailed(UUID paymentId, Instant claimedUntil, boolean refused) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
         if (!payment.isClaimedUntil(claimedUntil)) {
@@ -371,7 +372,7 @@ public class PaymentService {
             return 0;
         }
         Payment.Progress asRead = payment.progress();
-        int attempt = payment.refundFailed(now, backoff);
+        int attempt = payment.refundFailed(now, backoff, refused);
         afterTransition(payment, asRead, List.of(), now);
         return attempt;
     }

@@ -73,6 +73,7 @@ public class PaymentWorker {
     private Counter refundFailures;
     private Counter chargeStatusFailures;
     private Counter chargesHeld;
+    private Counter chargesUnrecorded;
     private RechargeWindow rechargeWindow;
 
     @PostConstruct
@@ -85,6 +86,10 @@ public class PaymentWorker {
         chargeStatusFailures = compensationFailures("charge-status");
         chargesHeld = Counter.builder("saga.payment.charges.held")
                 .description("Charges held for an operator: the provider had no charge under a key it may have forgotten")
+                .register(meters);
+        chargesUnrecorded = Counter.builder("saga.provider.outcomes.unrecorded")
+                .description("Charges and parcels the provider made that the service could not record")
+                .tag("outcome", "charge")
                 .register(meters);
         rechargeWindow = new RechargeWindow(rechargeWindowLength);
     }
@@ -281,7 +286,18 @@ public class PaymentWorker {
      */
     private void record(PaymentTask task, ChargeOutcome outcome, boolean cancelling) {
         if (outcome instanceof Charged charged) {
-            payments.recordChargeSucceeded(task.paymentId(), charged.chargeId());
+            try {
+                payments.recordChargeSucceeded(task.paymentId(), charged.chargeId());
+            } catch (RuntimeException e) {
+                if (cancelling) {
+                    throw e; // a compensation's step: work() alerts as for any failure of it
+                }
+                // the customer paid and the saga does not know: it waits until a status query (the claim's lease
+                // runs out), the webhook or the report records the charge, which the same cause may stop again
+                chargesUnrecorded.increment();
+                LOG.errorf(e, "ALERT charge %s of order %s was made at the provider and could not be recorded; asked "
+                        + "again when its claim runs out", charged.chargeId(), task.orderId());
+            }
         } else if (outcome instanceof Declined declined) {
             payments.recordChargeDeclined(task.paymentId(), declined.reason());
         } else if (outcome instanceof Unresolved unresolved) {
@@ -309,7 +325,7 @@ public class PaymentWorker {
         if (outcome instanceof Refunded refunded) {
             payments.recordRefundSucceeded(task.paymentId(), refunded.refundId());
         } else if (outcome instanceof PaymentProviderClient.RefundFailed failed) {
-            int attempt = payments.recordRefundFailed(task.paymentId(), task.claimedUntil());
+            int attempt = payments.recordRefundFailed(task.paymentId(), task.claimedUntil(), failed.refused());
             if (attempt > 0) {
                 refundFailures.increment();
                 LOG.errorf("ALERT compensation failed: refund of order %s attempt %d: %s; retrying with backoff until "

@@ -153,6 +153,13 @@ public class Payment {
     @Column(name = "claimed_until")
     private Instant claimedUntil;
 
+    /**
+     * the provider's last answer to the refund was a refusal: no refund was made under its key (one would have been
+     * answered), so an operator may return the money another way; false while none came, or none usable
+     */
+    @Column(name = "refund_refused", nullable = false)
+    private boolean refundRefused;
+
     /** the operator who confirmed the refund by hand, and their word: null when the provider's API refunded it */
     @Column(name = "refund_confirmed_by")
     private String refundConfirmedBy;
@@ -225,6 +232,7 @@ public class Payment {
         payment.attempts = progress.attempts();
         payment.nextAttemptAt = progress.nextAttemptAt();
         payment.claimedUntil = progress.claimedUntil();
+        payment.refundRefused = progress.refundRefused();
         payment.refundConfirmedBy = progress.refundConfirmedBy();
         payment.refundConfirmation = progress.refundConfirmation();
         payment.chargingSince = progress.chargingSince();
@@ -546,11 +554,13 @@ public class Payment {
     /**
      * The refund failed: a failed compensation. It stays REFUNDING and is tried again after a backoff, forever.
      *
+     * @param refused the provider refused it (no refund was made under its key), rather than leave it unanswered
      * @return the number of the attempt that failed; 0 if the refund succeeded meanwhile
      */
-    public int refundFailed(Instant now, Backoff backoff) {
+    public int refundFailed(Instant now, Backoff backoff, boolean refused) {
         switch (status) {
             case REFUNDING -> {
+                refundRefused = refused;
                 return retryLater(now, backoff);
             }
             case REFUNDED -> {
@@ -583,7 +593,9 @@ public class Payment {
         refundConfirmedBy = Objects.requireNonNull(operator, "operator");
         refundConfirmation = Reasons.fit(Objects.requireNonNull(confirmation, "confirmation"), MAX_CONFIRMATION_LENGTH);
         moveTo(PaymentStatus.REFUNDED, now);
-        return List.of(answerRefunded());
+        refundAnswered = true;
+        return List.of(new PaymentRefunded(id.toString(), amount(), currency, providerRefundId, refundConfirmedBy,
+                refundConfirmation));
     }
 
     /**
@@ -607,8 +619,9 @@ public class Payment {
         if (isInFlight(now)) {
             return Optional.of("has a call to the provider under way until " + claimedUntil + ", whose answer decides");
         }
-        if (attempts == 0) {
-            return Optional.of("has had no refund call refused yet: the provider is asked first");
+        if (!refundRefused) {
+            return Optional.of("has had no refund call refused by the provider yet (none answered, or none made: a "
+                    + "refund may have been made): the provider is asked first");
         }
         return Optional.empty();
     }
@@ -682,6 +695,7 @@ public class Payment {
     private void startRefunding(UUID eventId, Instant now) {
         causedByEventId = eventId;
         attempts = 0;
+        refundRefused = false;
         nextAttemptAt = now;
         moveTo(PaymentStatus.REFUNDING, now);
     }
@@ -693,11 +707,13 @@ public class Payment {
         return attempts;
     }
 
-    /** The refund made, from what the payment recorded of it: the same answer however often it is given. */
+    /**
+     * The refund made, from what the payment recorded of it: the same answer however often it is given. Who confirmed a
+     * refund by hand is told once, by the confirm's own answer: a repeat is no act of theirs.
+     */
     private PaymentRefunded answerRefunded() {
         refundAnswered = true;
-        return new PaymentRefunded(id.toString(), amount(), currency, providerRefundId, refundConfirmedBy,
-                refundConfirmation);
+        return new PaymentRefunded(id.toString(), amount(), currency, providerRefundId);
     }
 
     private PaymentRefunded answerNothingToRefund() {
@@ -803,6 +819,10 @@ public class Payment {
         return nextAttemptAt;
     }
 
+    public boolean refundRefused() {
+        return refundRefused;
+    }
+
     /** The operator who confirmed the refund by hand; null when the provider's API made it. */
     public String refundConfirmedBy() {
         return refundConfirmedBy;
@@ -840,14 +860,14 @@ public class Payment {
     public record Progress(PaymentStatus status, BigDecimal amount, String currency, String paymentToken,
                            boolean stockReserved, boolean cancelRequested, boolean refundAnswered,
                            String providerChargeId, String providerRefundId, String declineReason, int attempts,
-                           Instant nextAttemptAt, Instant claimedUntil, String refundConfirmedBy,
+                           Instant nextAttemptAt, Instant claimedUntil, boolean refundRefused, String refundConfirmedBy,
                            String refundConfirmation, Instant chargingSince, UUID causedByEventId, Instant updatedAt,
                            long version) {
     }
 
     public Progress progress() {
         return new Progress(status, amount, currency, paymentToken, stockReserved, cancelRequested, refundAnswered,
-                providerChargeId, providerRefundId, declineReason, attempts, nextAttemptAt, claimedUntil,
+                providerChargeId, providerRefundId, declineReason, attempts, nextAttemptAt, claimedUntil, refundRefused,
                 refundConfirmedBy, refundConfirmation, chargingSince, causedByEventId, updatedAt, version);
     }
 }

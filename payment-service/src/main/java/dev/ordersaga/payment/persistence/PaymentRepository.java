@@ -45,7 +45,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     private static final String COLUMNS = """
             id, correlation_id, created_at, status, amount, currency, payment_token, stock_reserved,
             cancel_requested, refund_answered, provider_charge_id, provider_refund_id, decline_reason, attempts,
-            next_attempt_at, claimed_until, refund_confirmed_by, refund_confirmation, charging_since,
+            next_attempt_at, claimed_until, refund_refused, refund_confirmed_by, refund_confirmation, charging_since,
             caused_by_event_id, updated_at, version""";
 
     private static final String LOCK_BY_ID = "SELECT " + COLUMNS + ", order_id FROM payment WHERE id = ? FOR NO KEY UPDATE";
@@ -59,7 +59,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
     public Optional<Payment> lockForChange(UUID id) {
         TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ID, 1,
                 (read, first) -> read.setObject(first, id));
-        return writes.readOne(lock, row -> stored(row.getObject(23, UUID.class), row), () -> "lock payment " + id);
+        return writes.readOne(lock, row -> stored(row.getObject(24, UUID.class), row), () -> "lock payment " + id);
     }
 
     /**
@@ -93,23 +93,24 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
                 new Payment.Progress(PaymentStatus.valueOf(row.getString(4)), row.getBigDecimal(5), row.getString(6),
                         row.getString(7), row.getBoolean(8), row.getBoolean(9), row.getBoolean(10), row.getString(11),
                         row.getString(12), row.getString(13), row.getInt(14), SqlParameters.getInstant(row, 15),
-                        SqlParameters.getInstant(row, 16), row.getString(17), row.getString(18),
-                        SqlParameters.getInstant(row, 19), row.getObject(20, UUID.class),
-                        row.getTimestamp(21).toInstant(), row.getLong(22)));
+                        SqlParameters.getInstant(row, 16), row.getBoolean(17), row.getString(18), row.getString(19),
+                        SqlParameters.getInstant(row, 20), row.getObject(21, UUID.class),
+                        row.getTimestamp(22).toInstant(), row.getLong(23)));
     }
 
     private static final String INSERT = """
             INSERT INTO payment (id, order_id, status, amount, currency, payment_token, stock_reserved, cancel_requested,
                                  refund_answered, provider_charge_id, provider_refund_id, decline_reason, attempts,
-                                 next_attempt_at, claimed_until, refund_confirmed_by, refund_confirmation,
-                                 charging_since, correlation_id, caused_by_event_id, created_at, updated_at, version)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)""";
+                                 next_attempt_at, claimed_until, refund_refused, refund_confirmed_by,
+                                 refund_confirmation, charging_since, correlation_id, caused_by_event_id, created_at,
+                                 updated_at, version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)""";
 
     private static final String UPDATE = """
             UPDATE payment SET status = ?, amount = ?, currency = ?, payment_token = ?, stock_reserved = ?,
                                cancel_requested = ?, refund_answered = ?, provider_charge_id = ?, provider_refund_id = ?,
                                decline_reason = ?, attempts = ?, next_attempt_at = ?, claimed_until = ?,
-                               refund_confirmed_by = ?, refund_confirmation = ?, charging_since = ?,
+                               refund_refused = ?, refund_confirmed_by = ?, refund_confirmation = ?, charging_since = ?,
                                caused_by_event_id = ?, updated_at = ?, version = version + 1
             WHERE id = ? AND version = ?""";
 
@@ -122,14 +123,14 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         if (state.version() != 0) {
             throw new IllegalArgumentException("payment " + payment.id() + " is stored already");
         }
-        return new TransactionalWrites.Write(INSERT, 22, (insert, first) -> {
+        return new TransactionalWrites.Write(INSERT, 23, (insert, first) -> {
             insert.setObject(first, payment.id());
             insert.setObject(first + 1, payment.orderId());
             setProgress(insert, first + 2, state);
-            insert.setString(first + 18, payment.correlationId());
-            insert.setObject(first + 19, state.causedByEventId());
-            insert.setTimestamp(first + 20, Timestamp.from(payment.createdAt()));
-            insert.setTimestamp(first + 21, Timestamp.from(state.updatedAt()));
+            insert.setString(first + 19, payment.correlationId());
+            insert.setObject(first + 20, state.causedByEventId());
+            insert.setTimestamp(first + 21, Timestamp.from(payment.createdAt()));
+            insert.setTimestamp(first + 22, Timestamp.from(state.updatedAt()));
         });
     }
 
@@ -144,16 +145,16 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         if (now.equals(asRead)) {
             return Optional.empty();
         }
-        return Optional.of(new TransactionalWrites.Write(UPDATE, 20, (update, first) -> {
+        return Optional.of(new TransactionalWrites.Write(UPDATE, 21, (update, first) -> {
             setProgress(update, first, now);
-            update.setObject(first + 16, now.causedByEventId());
-            update.setTimestamp(first + 17, Timestamp.from(now.updatedAt()));
-            update.setObject(first + 18, payment.id());
-            update.setLong(first + 19, asRead.version());
+            update.setObject(first + 17, now.causedByEventId());
+            update.setTimestamp(first + 18, Timestamp.from(now.updatedAt()));
+            update.setObject(first + 19, payment.id());
+            update.setLong(first + 20, asRead.version());
         }).expecting(1));
     }
 
-    /** The sixteen columns from status to charging_since, in the order INSERT and UPDATE name them. */
+    /** The seventeen columns from status to charging_since, in the order INSERT and UPDATE name them. */
     private static void setProgress(PreparedStatement statement, int first, Payment.Progress state) throws SQLException {
         statement.setString(first, state.status().name());
         statement.setBigDecimal(first + 1, state.amount());
@@ -168,9 +169,10 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         statement.setInt(first + 10, state.attempts());
         SqlParameters.setInstant(statement, first + 11, state.nextAttemptAt());
         SqlParameters.setInstant(statement, first + 12, state.claimedUntil());
-        SqlParameters.setString(statement, first + 13, state.refundConfirmedBy());
-        SqlParameters.setString(statement, first + 14, state.refundConfirmation());
-        SqlParameters.setInstant(statement, first + 15, state.chargingSince());
+        statement.setBoolean(first + 13, state.refundRefused());
+        SqlParameters.setString(statement, first + 14, state.refundConfirmedBy());
+        SqlParameters.setString(statement, first + 15, state.refundConfirmation());
+        SqlParameters.setInstant(statement, first + 16, state.chargingSince());
     }
 
     /**

@@ -69,7 +69,16 @@ public class PaymentProviderClient {
     public record Refunded(String refundId) implements RefundOutcome {
     }
 
-    public record RefundFailed(String reason) implements RefundOutcome {
+    /**
+     * @param refused the provider read the request and refused it (a 4xx but a timeout's or a throttle's): no refund
+     *                was made, under this key or before (it would have been answered, as any repeat under a key is);
+     *                else no usable answer came, and one may have been made
+     */
+    public record RefundFailed(String reason, boolean refused) implements RefundOutcome {
+
+        public RefundFailed(String reason) {
+            this(reason, false);
+        }
     }
 
     private final ObjectMapper json = JsonMapper.builder()
@@ -158,7 +167,9 @@ public class PaymentProviderClient {
                 && ProviderIds.keepable(answer.text("refundId", null), ID_WIDTH)) {
             return new Refunded(answer.text("refundId", null));
         }
-        return new RefundFailed("provider answered " + answer.status() + ": " + answer.body());
+        boolean refused = answer.status() >= 400 && answer.status() < 500 && answer.status() != 408
+                && answer.status() != 429;
+        return new RefundFailed("provider answered " + answer.status() + ": " + answer.body(), refused);
     }
 
     /** A charge the provider settled, as its settlement report lists it. */

@@ -11,6 +11,7 @@ import jakarta.inject.Inject;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -48,7 +49,9 @@ public class OperatorPaymentResource {
      * money went back another way (a chargeback, a transfer). And why they hold the order refunded.
      */
     public record ConfirmRequest(
-            @Size(max = PaymentProviderClient.ID_WIDTH) @NoControlCharacters String providerRefundId,
+            @Size(max = PaymentProviderClient.ID_WIDTH) @NoControlCharacters
+            @Pattern(regexp = "\\S(.*\\S)?", message = "must be the provider's id, no blanks around it, or left out")
+            String providerRefundId,
             @NotBlank @Size(max = Payment.MAX_CONFIRMATION_LENGTH) @NoControlCharacters String reason) {
     }
 

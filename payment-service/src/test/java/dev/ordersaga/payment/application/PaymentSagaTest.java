@@ -235,6 +235,10 @@ class PaymentSagaTest {
         alter(saga, "claimed_until = NULL");
         given().contentType(ContentType.JSON).body(body).post(confirm, saga.orderId()).then().statusCode(401);
         operator().body("{\"reason\": \" \"}").post(confirm, saga.orderId()).then().statusCode(400);
+        operator().body("{\"providerRefundId\": \" \", \"reason\": \"by hand\"}").post(confirm, saga.orderId()).then()
+                .statusCode(400).body("violations[0].field", containsString("providerRefundId"));
+        operator().get("/operator/payments/{orderId}", saga.orderId()).then().statusCode(200)
+                .body("status", equalTo("REFUNDING")).body("refundRefused", equalTo(true));
         operator().body(body).post(confirm, UUID.randomUUID()).then().statusCode(404)
                 .contentType("application/problem+json");
         saga.awaitCommittedSoFar(outbox, PATIENCE);

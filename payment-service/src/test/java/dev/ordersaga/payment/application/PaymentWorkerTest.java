@@ -113,6 +113,29 @@ class PaymentWorkerTest {
         assertThat(compensationFailures("charge-status")).isGreaterThanOrEqualTo(before + 1);
     }
 
+    @Test
+    void aChargeMadeAtTheProviderThatCannotBeRecordedAlertsAndIsCounted() {
+        // a payment the service has no row of: the provider charges it, and the charge cannot be recorded
+        UUID paymentId = UUID.randomUUID();
+        PaymentTask charge = new PaymentTask(paymentId, UUID.randomUUID(), Payment.ProviderCall.CHARGE,
+                new BigDecimal("21.00"), "EUR", "tok_ok", null, paymentId.toString(), "refund-" + paymentId,
+                "cid-" + paymentId, UUID.randomUUID(), false, Instant.now(), null);
+        double before = unrecorded();
+        try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
+            worker.work(charge);
+            assertThat(log.containing("ALERT charge ")).singleElement().satisfies(line -> {
+                assertThat(line.message()).contains("of order " + charge.orderId() + " was made at the provider and "
+                        + "could not be recorded");
+                assertThat(line.level()).isEqualTo(org.jboss.logmanager.Level.ERROR);
+            });
+        }
+        assertThat(unrecorded()).isEqualTo(before + 1);
+    }
+
+    private double unrecorded() {
+        return meters.find("saga.provider.outcomes.unrecorded").tag("outcome", "charge").counter().count();
+    }
+
     private double refundFailures() {
         return compensationFailures("refund");
     }

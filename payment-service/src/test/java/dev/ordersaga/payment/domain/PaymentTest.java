@@ -167,14 +167,14 @@ class PaymentTest {
         });
         TRANSITIONS.put("refundSucceeded", p -> p.refundSucceeded("re_table", NOW));
         TRANSITIONS.put("refundFailed", p -> {
-            p.refundFailed(NOW, BACKOFF);
+            p.refundFailed(NOW, BACKOFF, false);
             return List.of();
         });
-        // an operator confirms only a refund the provider refused at least once (see the tests below): the table's
-        // REFUNDING has had that refusal; its REFUNDED was refunded by the provider, which no operator's word changes
+        // an operator confirms only a refund the provider refused (see the tests below): the table's REFUNDING has had
+        // that refusal; its REFUNDED was refunded by the provider, which no operator's word changes
         TRANSITIONS.put("confirmRefundedByHand", p -> {
             if (p.status() == PaymentStatus.REFUNDING) {
-                p.refundFailed(NOW, BACKOFF);
+                p.refundFailed(NOW, BACKOFF, true);
             }
             return p.confirmRefundedByHand("re_by_hand", "ada", "refunded at the provider's dashboard", NOW);
         });
@@ -736,7 +736,7 @@ class PaymentTest {
         Payment payment = paymentIn(PaymentStatus.REFUNDING);
         long[] expectedMillis = {200, 400, 800, 1600, 3200, 6400, 10_000, 10_000};
         for (int i = 0; i < expectedMillis.length; i++) {
-            assertThat(payment.refundFailed(NOW, BACKOFF)).isEqualTo(i + 1);
+            assertThat(payment.refundFailed(NOW, BACKOFF, false)).isEqualTo(i + 1);
             assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
             assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusMillis(expectedMillis[i]));
             assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.REFUND);
@@ -751,7 +751,7 @@ class PaymentTest {
         payment.chargeSucceeded("ch_1", NOW);
         payment.requestCancellation(UUID.randomUUID(), NOW);
         assertThat(payment.attempts()).isZero();
-        assertThat(payment.refundFailed(NOW, BACKOFF)).isEqualTo(1);
+        assertThat(payment.refundFailed(NOW, BACKOFF, false)).isEqualTo(1);
     }
 
     @Test
@@ -845,16 +845,19 @@ class PaymentTest {
         return Payment.forOrder(UUID.randomUUID(), new BigDecimal("21.00"), "EUR", "tok_ok", "corr-1", UUID.randomUUID(), NOW);
     }
 
-    /** Walks a new payment along the machine's own transitions to the given state. */
     @Test
     void aRefundIsConfirmedByHandOnlyOnceTheProviderRefusedItAndNoCallIsUnderWay() {
         Payment payment = paymentIn(PaymentStatus.REFUNDING);
-        assertThat(payment.whyNotConfirmable("re_by_hand", NOW)).hasValueSatisfying(why -> assertThat(why)
-                .contains("no refund call refused yet"));
+        assertThat(payment.whyNotConfirmable("re_by_hand", NOW)).as("not called yet").hasValueSatisfying(why ->
+                assertThat(why).contains("no refund call refused by the provider yet"));
+        payment.refundFailed(NOW, BACKOFF, false);
+        assertThat(payment.whyNotConfirmable("re_by_hand", NOW)).as("unanswered: it may have refunded")
+                .hasValueSatisfying(why -> assertThat(why).contains("no refund call refused by the provider yet"));
 
-        payment.lease(NOW, NOW.plusSeconds(30));
-        payment.refundFailed(NOW.plusSeconds(1), BACKOFF);
-        assertThat(payment.whyNotConfirmable("re_by_hand", NOW.plusSeconds(1))).as("refused once, in its backoff")
+        Instant due = payment.nextAttemptAt();
+        payment.lease(due, due.plusSeconds(30));
+        payment.refundFailed(due.plusSeconds(1), BACKOFF, true);
+        assertThat(payment.whyNotConfirmable("re_by_hand", due.plusSeconds(1))).as("refused, in its backoff")
                 .isEmpty();
 
         Instant claimed = payment.nextAttemptAt();
@@ -866,12 +869,15 @@ class PaymentTest {
         assertThat(payment.status()).isEqualTo(PaymentStatus.REFUNDING);
         assertThat(payment.whyNotConfirmable("re_by_hand", claimed.plusSeconds(30))).as("its lease ran out: over")
                 .isEmpty();
+        payment.refundFailed(claimed.plusSeconds(1), BACKOFF, false);
+        assertThat(payment.whyNotConfirmable("re_by_hand", claimed.plusSeconds(1))).as("the last one unanswered")
+                .isPresent();
     }
 
     @Test
     void aRefundConfirmedByHandAnswersTheCancellationWithWhoSaidSoAndHoldsForThatRefundOnly() {
         Payment payment = paymentIn(PaymentStatus.REFUNDING);
-        payment.refundFailed(NOW, BACKOFF);
+        payment.refundFailed(NOW, BACKOFF, true);
 
         List<PaymentEvent> events = payment.confirmRefundedByHand(null, "ada", "returned by the chargeback", NOW);
 
@@ -887,9 +893,9 @@ class PaymentTest {
         assertThat(payment.refundConfirmedBy()).isEqualTo("ada");
         assertThat(payment.whyNotConfirmable("re_other", NOW)).hasValueSatisfying(why -> assertThat(why)
                 .contains("made outside the provider", "not refund re_other"));
-        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("a re-sent cancellation's answer")
-                .singleElement().isInstanceOfSatisfying(PaymentRefunded.class,
-                        again -> assertThat(again.confirmedBy()).isEqualTo("ada"));
+        assertThat(payment.requestCancellation(UUID.randomUUID(), NOW)).as("a re-sent cancellation's answer: no act "
+                + "of the operator's").singleElement().isEqualTo(new PaymentRefunded(payment.id().toString(),
+                new BigDecimal("21.00"), "EUR", null));
         assertThat(payment.refundSucceeded("re_late", NOW)).as("the provider's late word changes nothing").isEmpty();
         assertThat(payment.providerRefundId()).isNull();
     }
@@ -897,11 +903,12 @@ class PaymentTest {
     @Test
     void aConfirmationLongerThanItsColumnIsShortened() {
         Payment payment = paymentIn(PaymentStatus.REFUNDING);
-        payment.refundFailed(NOW, BACKOFF);
+        payment.refundFailed(NOW, BACKOFF, true);
         payment.confirmRefundedByHand("re_by_hand", "ada", "x".repeat(Payment.MAX_CONFIRMATION_LENGTH + 1), NOW);
         assertThat(payment.refundConfirmation()).hasSizeLessThanOrEqualTo(Payment.MAX_CONFIRMATION_LENGTH);
     }
 
+    /** Walks a new payment along the machine's own transitions to the given state. */
     static Payment paymentIn(PaymentStatus target) {
         Payment payment = pending();
         List<Function<Payment, ?>> path = switch (target) {

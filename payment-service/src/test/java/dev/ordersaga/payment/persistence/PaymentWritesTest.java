@@ -117,7 +117,7 @@ class PaymentWritesTest {
             payment.chargeDeclined("insufficient funds", now(), new SettlementWatch(Duration.ofSeconds(2), 5));
             payment.chargeSucceeded("ch-late", now());
             payment.lease(now(), now().plusSeconds(30));
-            payment.refundFailed(now(), new Backoff(Duration.ofHours(1), Duration.ofHours(2)));
+            payment.refundFailed(now(), new Backoff(Duration.ofHours(1), Duration.ofHours(2)), true);
             writes.write(payments.update(payment, asRead).orElseThrow(), () -> "move on");
         });
         Payment stored = QuarkusTransaction.requiringNew().call(() -> payments.findById(opened.id()));
@@ -147,7 +147,7 @@ class PaymentWritesTest {
             payment.noteStockReserved(UUID.randomUUID(), now());
             payment.chargeSucceeded("ch-hand", now());
             payment.requestCancellation(UUID.randomUUID(), now());
-            payment.refundFailed(now(), new Backoff(Duration.ofHours(1), Duration.ofHours(2)));
+            payment.refundFailed(now(), new Backoff(Duration.ofHours(1), Duration.ofHours(2)), true);
             payment.confirmRefundedByHand("re-hand", "ada", "refunded at the provider's dashboard", now());
             writes.write(payments.update(payment, asRead).orElseThrow(), () -> "confirm");
         });

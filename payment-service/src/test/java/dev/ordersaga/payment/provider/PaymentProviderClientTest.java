@@ -87,12 +87,26 @@ class PaymentProviderClientTest {
         Charged charged = (Charged) client.charge(key, AMOUNT, "EUR", "tok_refund_fails_twice", "order-4");
         String refundKey = "refund-" + key;
         assertThat(client.refund(refundKey, charged.chargeId(), AMOUNT, "EUR", "order-4"))
-                .isInstanceOfSatisfying(RefundFailed.class, f -> assertThat(f.reason()).contains("503"));
+                .isInstanceOfSatisfying(RefundFailed.class, f -> {
+                    assertThat(f.reason()).contains("503");
+                    assertThat(f.refused()).as("unavailable: no answer").isFalse();
+                });
         assertThat(client.refund(refundKey, charged.chargeId(), AMOUNT, "EUR", "order-4")).isInstanceOf(RefundFailed.class);
         RefundOutcome refunded = client.refund(refundKey, charged.chargeId(), AMOUNT, "EUR", "order-4");
         assertThat(refunded).isInstanceOfSatisfying(Refunded.class, r -> assertThat(r.refundId()).startsWith("re_"));
         assertThat(client.refund(refundKey, charged.chargeId(), AMOUNT, "EUR", "order-4"))
                 .as("same key, same refund").isEqualTo(refunded);
+    }
+
+    @Test
+    void aRefundTheProviderRefusesIsARefusal() {
+        String key = UUID.randomUUID().toString();
+        Charged charged = (Charged) client.charge(key, AMOUNT, "EUR", "tok_refund_refused", "order-7");
+        assertThat(client.refund("refund-" + key, charged.chargeId(), AMOUNT, "EUR", "order-7"))
+                .isInstanceOfSatisfying(RefundFailed.class, f -> {
+                    assertThat(f.reason()).contains("422", "disputed");
+                    assertThat(f.refused()).isTrue();
+                });
     }
 
     @Test
@@ -104,7 +118,8 @@ class PaymentProviderClientTest {
         PaymentProviderClient down = client("http://127.0.0.1:" + freePort, Duration.ofMillis(500));
         assertThat(down.charge(UUID.randomUUID().toString(), AMOUNT, "EUR", "tok_ok", "order-5")).isInstanceOf(Unresolved.class);
         assertThat(down.chargeStatus(UUID.randomUUID().toString())).isInstanceOf(Unresolved.class);
-        assertThat(down.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-5")).isInstanceOf(RefundFailed.class);
+        assertThat(down.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-5"))
+                .isInstanceOfSatisfying(RefundFailed.class, f -> assertThat(f.refused()).as("unanswered").isFalse());
     }
 
     /** Recorded, such an id would fail the payment's transaction on every attempt, the call made again each time. */

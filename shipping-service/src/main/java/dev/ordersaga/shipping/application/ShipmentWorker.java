@@ -5,6 +5,8 @@ import dev.ordersaga.shipping.domain.Address;
 import dev.ordersaga.shipping.domain.IllegalTransitionException;
 import dev.ordersaga.shipping.provider.CarrierClient;
 import dev.ordersaga.work.ProviderCalls;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -41,6 +43,9 @@ public class ShipmentWorker {
     @Inject
     CarrierClient carrier;
 
+    @Inject
+    MeterRegistry meters;
+
     @ConfigProperty(name = "shipping.worker.threads", defaultValue = "4")
     int threads;
 
@@ -51,6 +56,7 @@ public class ShipmentWorker {
     Duration lease;
 
     private ProviderCalls<CarrierWork> calls;
+    private Counter parcelsUnrecorded;
 
     @PostConstruct
     void start() {
@@ -58,6 +64,11 @@ public class ShipmentWorker {
         ProviderCalls.requireLeaseOutlasts("shipping.worker.lease", lease, carrier.longestExchange().multipliedBy(2),
                 "a lookup and a cancel, each up to 3 x shipping.carrier.timeout");
         calls = new ProviderCalls<>("shipment-worker", threads, shipping::claim, shipping::claimDue, this::perform, lease);
+        // registered up front, so that the alert rule sees a zero rather than no series
+        parcelsUnrecorded = Counter.builder("saga.provider.outcomes.unrecorded")
+                .description("Charges and parcels the provider made that the service could not record")
+                .tag("outcome", "parcel")
+                .register(meters);
     }
 
     void stop(@Observes ShutdownEvent event) {
@@ -116,9 +127,7 @@ public class ShipmentWorker {
         CarrierClient.CreateResult result = carrier.create(work.createKey(), work.orderId().toString(),
                 destination(work.address()));
         if (result instanceof CarrierClient.Created created) {
-            // the carrier's report may have recorded a parcel of an earlier call under this key meanwhile
-            shipping.onCreatedAtCarrier(work.shipmentId(), created.carrierShipmentId()).recordedAnother()
-                    .ifPresent(recorded -> reconciliation.anotherParcel(recorded, created.carrierShipmentId()));
+            created(work, created.carrierShipmentId());
         } else if (result instanceof CarrierClient.Rejected rejected) {
             shipping.onRejectedByCarrier(work, rejected.reason());
         } else if (result instanceof CarrierClient.Unavailable unavailable) {
@@ -126,6 +135,25 @@ public class ShipmentWorker {
         } else {
             throw new IllegalStateException("unknown carrier answer " + result);
         }
+    }
+
+    private void created(CarrierWork work, String carrierShipmentId) {
+        ShippingService.CarrierShipmentNoted noted;
+        try {
+            noted = shipping.onCreatedAtCarrier(work.shipmentId(), carrierShipmentId);
+        } catch (IllegalTransitionException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            // a parcel is on its way and the saga does not know: it waits until the create is made again under the
+            // same key (the claim's lease runs out) or the report records it, which the same cause may stop again
+            parcelsUnrecorded.increment();
+            LOG.errorf(e, "ALERT parcel %s of order %s was made at the carrier and could not be recorded (shipment "
+                    + "%s); created again under the same key when its claim runs out", carrierShipmentId,
+                    work.orderId(), work.shipmentId());
+            return;
+        }
+        // the carrier's report may have recorded a parcel of an earlier call under this key meanwhile
+        noted.recordedAnother().ifPresent(recorded -> reconciliation.anotherParcel(recorded, carrierShipmentId));
     }
 
     private void cancel(CarrierWork work) {

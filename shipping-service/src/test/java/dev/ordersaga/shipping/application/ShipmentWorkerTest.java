@@ -8,6 +8,7 @@ import dev.ordersaga.events.OrderCancelling;
 import dev.ordersaga.events.ShipmentCancelled;
 import dev.ordersaga.events.ShipmentCreated;
 import dev.ordersaga.events.ShipmentOnHold;
+import dev.ordersaga.shipping.domain.Address;
 import dev.ordersaga.shipping.domain.Shipment;
 import dev.ordersaga.shipping.domain.ShipmentStatus;
 import dev.ordersaga.shipping.persistence.ShipmentRepository;
@@ -831,6 +832,30 @@ class ShipmentWorkerTest {
             assertThat(log.containing("ALERT compensation failed: shipment cancel of order " + cancel.orderId())).hasSize(1);
         }
         assertThat(compensationFailures()).isEqualTo(before + 1);
+    }
+
+    @Test
+    void aParcelMadeAtTheCarrierThatCannotBeRecordedAlertsAndIsCounted() {
+        // a shipment the service has no row of: the carrier makes its parcel, which cannot be recorded
+        UUID shipmentId = UUID.randomUUID();
+        CarrierWork create = new CarrierWork(CarrierWork.Kind.CREATE, shipmentId, UUID.randomUUID(),
+                "cid-" + shipmentId, UUID.randomUUID(),
+                new Address("Ada Lovelace", "12 St James Square", null, "London", "SW1Y 4JH", "GB"), null, 1,
+                Instant.now().plusSeconds(30));
+        double before = unrecorded();
+        try (LogCapture log = LogCapture.of(ShipmentWorker.class)) {
+            worker.perform(create);
+            assertThat(log.containing("ALERT parcel ")).singleElement().satisfies(line -> {
+                assertThat(line.message()).contains("of order " + create.orderId() + " was made at the carrier and "
+                        + "could not be recorded (shipment " + shipmentId + ")");
+                assertThat(line.level()).isEqualTo(org.jboss.logmanager.Level.ERROR);
+            });
+        }
+        assertThat(unrecorded()).isEqualTo(before + 1);
+    }
+
+    private double unrecorded() {
+        return meters.find("saga.provider.outcomes.unrecorded").tag("outcome", "parcel").counter().count();
     }
 
     private double compensationFailures() {
