@@ -18,21 +18,26 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
  * Slows down the guessing of an operator's password over HTTP basic authentication. After a few wrong passwords for
  * one name from one address, every attempt for that name from there, right or wrong, is answered 429 until a delay
- * has passed that doubles with each further wrong one: a correct guess within the delay is not told apart from a wrong
- * one. A right password once the delay has passed starts the count afresh.
+ * has passed that doubles with each further wrong one, and then only one attempt at a time is let through: a correct
+ * guess within the delay is not told apart from a wrong one. A right password once the delay has passed starts the
+ * count afresh. Attempts under way count as failures until they are answered, so that guesses sent all at once get
+ * no more through than guesses sent one by one.
  *
- * <p>Counted per name and client address, so that someone who knows an operator's name cannot lock them out from
- * elsewhere; behind a proxy the address is the proxy's unless Quarkus is told to read the forwarded one
- * ({@code quarkus.http.proxy.*}). Kept in each replica's memory: an attacker spread over replicas gets a count in each,
- * and a restart forgets it, which the doubling delay makes cheap to accept. Bearer tokens are the identity provider's
- * to guard and are not looked at.
+ * <p>Counted per name and client address. Behind a proxy the address is the proxy's unless Quarkus is told to read
+ * the forwarded one ({@code quarkus.http.proxy.*}), so there the count is the name's: someone who knows an operator's
+ * name can make them wait, the most delay at a time (a minute by default), which is why it is kept short. Kept in each
+ * replica's memory: an attacker spread over replicas gets a count in each, and a restart forgets it. A name whose
+ * delay runs is never forgotten to make room; when every tracked one is, a new one is refused until one's delay has
+ * passed. Bearer tokens are the identity provider's to guard and are not looked at.
  */
 @ApplicationScoped
 public class LoginThrottle {
@@ -55,7 +60,7 @@ public class LoginThrottle {
     @ConfigProperty(name = "operator-login.first-delay", defaultValue = "1s")
     Duration firstDelay;
 
-    @ConfigProperty(name = "operator-login.max-delay", defaultValue = "15m")
+    @ConfigProperty(name = "operator-login.max-delay", defaultValue = "1m")
     Duration maxDelay;
 
     Clock clock = Clock.systemUTC();
@@ -68,46 +73,81 @@ public class LoginThrottle {
     }
 
     private void check(RoutingContext context) {
-        Optional<String> name = basicName(context.request().getHeader(HttpHeaders.AUTHORIZATION));
+        Optional<String> name = basicName(context.request().headers().getAll(HttpHeaders.AUTHORIZATION));
         if (name.isEmpty()) {
             context.next();
             return;
         }
         String key = key(name.get(), context.request().remoteAddress());
-        Optional<Duration> wait = waitFor(key);
+        Optional<Duration> wait = begin(key);
         if (wait.isPresent()) {
             refuse(context, name.get(), wait.get());
             return;
         }
-        context.addHeadersEndHandler(ended -> {
+        // called once the answer went out, or the connection closed before it did
+        context.addEndHandler(ended -> {
             int status = context.response().getStatusCode();
-            if (status == 401) {
+            if (!context.response().headWritten() || status == 401) {
+                // a closed connection's attempt counts: authentication may have been answered to no one
                 failed(key, name.get(), context.request().remoteAddress());
             } else if (status < 500) {
                 // the credentials were taken: 2xx, 3xx, or a 4xx about the request itself (403 included)
                 succeeded(key);
+            } else {
+                ended(key);
             }
         });
         context.next();
     }
 
-    /** How long attempts of this name from this address are refused still; empty if they are not. */
-    synchronized Optional<Duration> waitFor(String key) {
+    /**
+     * Lets an attempt of this name from this address through, counted as under way; or says how long it must wait
+     * (at least a second while another is under way once the free failures are spent, or while every tracked name's
+     * delay runs).
+     */
+    synchronized Optional<Duration> begin(String key) {
         Failures counted = failures.get(key);
-        if (counted == null || counted.count() < freeFailures) {
+        if (counted == null) {
+            if (failures.size() >= MAX_TRACKED && !forgetOne()) {
+                return Optional.of(Duration.ofSeconds(1));
+            }
+            counted = new Failures(0, 0, clock.instant());
+        }
+        Optional<Duration> wait = waitFor(counted);
+        if (wait.isEmpty()) {
+            failures.put(key, counted.begun());
+        }
+        return wait;
+    }
+
+    private Optional<Duration> waitFor(Failures counted) {
+        int spent = counted.count() + counted.underWay();
+        if (spent < freeFailures) {
             return Optional.empty();
+        }
+        if (counted.underWay() > 0) {
+            return Optional.of(Duration.ofSeconds(1));
         }
         Duration left = Duration.between(clock.instant(), counted.last().plus(delayAfter(counted.count())));
         return left.isNegative() || left.isZero() ? Optional.empty() : Optional.of(left);
     }
 
-    synchronized void failed(String key, String name, SocketAddress from) {
-        Failures counted = failures.getOrDefault(key, new Failures(0, clock.instant()));
-        Failures now = new Failures(counted.count() + 1, clock.instant());
-        failures.put(key, now);
-        if (failures.size() > MAX_TRACKED) {
-            failures.remove(failures.keySet().iterator().next());
+    /** Makes room: the least recently seen name that is not waiting out a delay, nor has an attempt under way. */
+    private boolean forgetOne() {
+        for (Iterator<Map.Entry<String, Failures>> entries = failures.entrySet().iterator(); entries.hasNext(); ) {
+            Failures counted = entries.next().getValue();
+            if (counted.underWay() == 0 && waitFor(counted).isEmpty()) {
+                entries.remove();
+                return true;
+            }
         }
+        return false;
+    }
+
+    synchronized void failed(String key, String name, SocketAddress from) {
+        Failures counted = failures.get(key);
+        Failures now = counted == null ? new Failures(1, 0, clock.instant()) : counted.failed(clock.instant());
+        failures.put(key, now);
         if (now.count() >= freeFailures) {
             LOG.warnf("%d wrong passwords in a row for operator %s from %s: its next attempts from there wait %s",
                     now.count(), shown(name), from == null ? "an unknown address" : from.hostAddress(),
@@ -117,6 +157,14 @@ public class LoginThrottle {
 
     synchronized void succeeded(String key) {
         failures.remove(key);
+    }
+
+    /** An attempt that ended neither way (the service failed): no longer under way, not counted. */
+    synchronized void ended(String key) {
+        Failures counted = failures.get(key);
+        if (counted != null) {
+            failures.put(key, counted.ended());
+        }
     }
 
     /** The first delay once the free failures are spent, doubled by each wrong password after, at most the most. */
@@ -144,9 +192,15 @@ public class LoginThrottle {
                 .end(body);
     }
 
-    /** The name of basic credentials; empty for other credentials, or ones that do not decode (authentication says). */
-    static Optional<String> basicName(String authorization) {
-        if (authorization == null || !authorization.regionMatches(true, 0, BASIC, 0, BASIC.length())) {
+    /**
+     * The name of the basic credentials authentication takes, the first Authorization header that has some; empty for
+     * other credentials, or ones that do not decode (authentication says).
+     */
+    static Optional<String> basicName(List<String> authorizations) {
+        String authorization = authorizations.stream()
+                .filter(header -> header.regionMatches(true, 0, BASIC, 0, BASIC.length()))
+                .findFirst().orElse(null);
+        if (authorization == null) {
             return Optional.empty();
         }
         try {
@@ -169,6 +223,23 @@ public class LoginThrottle {
         return cut.replaceAll("\\p{Cntrl}", "?");
     }
 
-    private record Failures(int count, Instant last) {
+    /**
+     * @param count    wrong passwords in a row
+     * @param underWay attempts let through and not answered yet
+     * @param last     when the last wrong one was answered
+     */
+    private record Failures(int count, int underWay, Instant last) {
+
+        Failures begun() {
+            return new Failures(count, underWay + 1, last);
+        }
+
+        Failures ended() {
+            return new Failures(count, Math.max(0, underWay - 1), last);
+        }
+
+        Failures failed(Instant at) {
+            return new Failures(count + 1, Math.max(0, underWay - 1), at);
+        }
     }
 }

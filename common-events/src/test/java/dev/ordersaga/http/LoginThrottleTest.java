@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.Base64;
+import java.util.List;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,60 +26,86 @@ class LoginThrottleTest {
     @Test
     void theFirstWrongPasswordsAreFreeThenEachWaitsTwiceAsLongAsTheLastUpToTheMost() {
         String ada = LoginThrottle.key("ada", HERE);
-        IntStream.range(0, 4).forEach(i -> throttle.failed(ada, "ada", HERE));
-        assertThat(throttle.waitFor(ada)).as("four wrong: free").isEmpty();
-
-        throttle.failed(ada, "ada", HERE);
-        assertThat(throttle.waitFor(ada)).contains(Duration.ofSeconds(1));
+        IntStream.range(0, 5).forEach(i -> wrong(ada));
+        assertThat(throttle.begin(ada)).contains(Duration.ofSeconds(1));
         clock.pass(Duration.ofMillis(400));
-        assertThat(throttle.waitFor(ada)).contains(Duration.ofMillis(600));
+        assertThat(throttle.begin(ada)).contains(Duration.ofMillis(600));
         clock.pass(Duration.ofMillis(600));
-        assertThat(throttle.waitFor(ada)).as("waited out").isEmpty();
 
-        throttle.failed(ada, "ada", HERE);
-        assertThat(throttle.waitFor(ada)).contains(Duration.ofSeconds(2));
-        throttle.failed(ada, "ada", HERE);
-        assertThat(throttle.waitFor(ada)).contains(Duration.ofSeconds(4));
-        IntStream.range(0, 40).forEach(i -> throttle.failed(ada, "ada", HERE));
-        assertThat(throttle.waitFor(ada)).as("at most").contains(Duration.ofMinutes(15));
+        wrong(ada);
+        assertThat(throttle.begin(ada)).contains(Duration.ofSeconds(2));
+        clock.pass(Duration.ofSeconds(2));
+        wrong(ada);
+        assertThat(throttle.begin(ada)).contains(Duration.ofSeconds(4));
+        for (int i = 0; i < 20; i++) {
+            clock.pass(Duration.ofMinutes(15));
+            wrong(ada);
+        }
+        assertThat(throttle.begin(ada)).as("at most").contains(Duration.ofMinutes(15));
+    }
+
+    @Test
+    void attemptsUnderWayCountSoThatGuessesSentAtOnceGetNoMoreThrough() {
+        String ada = LoginThrottle.key("ada", HERE);
+        IntStream.range(0, 5).forEach(i -> assertThat(throttle.begin(ada)).as("attempt " + i).isEmpty());
+        assertThat(throttle.begin(ada)).as("five under way: the free ones spent").contains(Duration.ofSeconds(1));
+        IntStream.range(0, 5).forEach(i -> throttle.failed(ada, "ada", HERE));
+        assertThat(throttle.begin(ada)).contains(Duration.ofSeconds(1));
+
+        clock.pass(Duration.ofSeconds(1));
+        assertThat(throttle.begin(ada)).as("the delay passed: one through").isEmpty();
+        assertThat(throttle.begin(ada)).as("and only one at a time").contains(Duration.ofSeconds(1));
+        throttle.ended(ada);
+        assertThat(throttle.begin(ada)).as("one that ended neither way is not counted").isEmpty();
     }
 
     @Test
     void aRightPasswordStartsTheCountAfreshAndOtherNamesAndAddressesAreCountedApart() {
         String ada = LoginThrottle.key("ada", HERE);
-        IntStream.range(0, 5).forEach(i -> throttle.failed(ada, "ada", HERE));
-        assertThat(throttle.waitFor(ada)).isPresent();
-        assertThat(throttle.waitFor(LoginThrottle.key("ada", ELSEWHERE))).as("the same name from elsewhere").isEmpty();
-        assertThat(throttle.waitFor(LoginThrottle.key("bob", HERE))).as("another name from here").isEmpty();
+        IntStream.range(0, 5).forEach(i -> wrong(ada));
+        assertThat(throttle.begin(ada)).isPresent();
+        assertThat(throttle.begin(LoginThrottle.key("ada", ELSEWHERE))).as("the same name from elsewhere").isEmpty();
+        assertThat(throttle.begin(LoginThrottle.key("bob", HERE))).as("another name from here").isEmpty();
 
         clock.pass(Duration.ofSeconds(1));
+        assertThat(throttle.begin(ada)).isEmpty();
         throttle.succeeded(ada);
-        throttle.failed(ada, "ada", HERE);
-        assertThat(throttle.waitFor(ada)).as("one wrong since the right one").isEmpty();
+        wrong(ada);
+        assertThat(throttle.begin(ada)).as("one wrong since the right one").isEmpty();
     }
 
     @Test
-    void theLeastRecentlySeenAreForgottenFirstBeyondTheMostTracked() {
-        String first = LoginThrottle.key("first", HERE);
-        IntStream.range(0, 5).forEach(i -> throttle.failed(first, "first", HERE));
-        String recent = LoginThrottle.key("recent", HERE);
-        IntStream.range(0, 5).forEach(i -> throttle.failed(recent, "recent", HERE));
-        IntStream.range(0, LoginThrottle.MAX_TRACKED - 1).forEach(i -> {
-            String name = "guess-" + i;
-            throttle.failed(LoginThrottle.key(name, ELSEWHERE), name, ELSEWHERE);
-        });
-        assertThat(throttle.waitFor(first)).as("forgotten").isEmpty();
-        assertThat(throttle.waitFor(recent)).isPresent();
+    void aNameWaitingOutItsDelayIsNeverForgottenToMakeRoom() {
+        String ada = LoginThrottle.key("ada", HERE);
+        IntStream.range(0, 5).forEach(i -> wrong(ada));
+        IntStream.range(0, LoginThrottle.MAX_TRACKED).forEach(i -> wrong(LoginThrottle.key("guess-" + i, ELSEWHERE)));
+        assertThat(throttle.begin(ada)).as("still waiting, where names with a wrong password each made room")
+                .isPresent();
+
+        // every tracked name waiting out its delay: a new one is refused rather than let through uncounted
+        IntStream.range(0, LoginThrottle.MAX_TRACKED - 1).forEach(i -> IntStream.range(0, 5)
+                .forEach(j -> wrong(LoginThrottle.key("waiting-" + i, ELSEWHERE))));
+        assertThat(throttle.begin(LoginThrottle.key("new", ELSEWHERE))).contains(Duration.ofSeconds(1));
+        clock.pass(Duration.ofSeconds(1));
+        assertThat(throttle.begin(LoginThrottle.key("new", ELSEWHERE))).as("room once a delay passed").isEmpty();
     }
 
     @Test
-    void onlyBasicCredentialsNameSomeone() {
-        assertThat(LoginThrottle.basicName("Basic " + base64("ada:secret:with:colons"))).contains("ada");
-        assertThat(LoginThrottle.basicName("basic " + base64("ada:"))).contains("ada");
-        assertThat(LoginThrottle.basicName("Basic " + base64("no colon"))).isEmpty();
-        assertThat(LoginThrottle.basicName("Basic not base64!")).isEmpty();
-        assertThat(LoginThrottle.basicName("Bearer eyJhbGciOi")).isEmpty();
-        assertThat(LoginThrottle.basicName(null)).isEmpty();
+    void theBasicCredentialsAuthenticationTakesNameSomeone() {
+        assertThat(LoginThrottle.basicName(List.of("Basic " + base64("ada:secret:with:colons")))).contains("ada");
+        assertThat(LoginThrottle.basicName(List.of("basic " + base64("ada:")))).contains("ada");
+        assertThat(LoginThrottle.basicName(List.of("X y", "Basic " + base64("ada:guess")))).as("the first basic one")
+                .contains("ada");
+        assertThat(LoginThrottle.basicName(List.of("Basic " + base64("no colon")))).isEmpty();
+        assertThat(LoginThrottle.basicName(List.of("Basic not base64!"))).isEmpty();
+        assertThat(LoginThrottle.basicName(List.of("Bearer eyJhbGciOi"))).isEmpty();
+        assertThat(LoginThrottle.basicName(List.of())).isEmpty();
+    }
+
+    /** An attempt let through and answered 401. */
+    private void wrong(String key) {
+        assertThat(throttle.begin(key)).as(key + " let through").isEmpty();
+        throttle.failed(key, key, HERE);
     }
 
     private static LoginThrottle throttle(Clock clock) {

@@ -682,6 +682,8 @@ public class Payment {
         }
         nextAttemptAt = until;
         claimedUntil = until;
+        // the call now made may refund, whatever the last one was answered
+        refundRefused = false;
     }
 
     private void startCharging(UUID eventId, Instant now) {

@@ -227,8 +227,11 @@ class PaymentSagaTest {
             await().atMost(PATIENCE).until(() -> log.containing("ALERT compensation failed: refund of order "
                     + saga.orderId() + " attempt 2").size() == 1);
         }
-        // no worker takes it meanwhile, and the outcome of a call under way now is a stale claim's, not recorded
-        alter(saga, "next_attempt_at = now() + interval '1 hour', claimed_until = now() + interval '1 hour'");
+        // taken from the workers between two calls, its last answer a refusal (a claim clears refund_refused), as if a
+        // call were under way for an hour: no worker takes it meanwhile
+        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(20)).until(() -> update(saga, """
+                next_attempt_at = now() + interval '1 hour', claimed_until = now() + interval '1 hour'
+                WHERE order_id = ?1 AND refund_refused AND next_attempt_at IS DISTINCT FROM claimed_until""") == 1);
         int refused = payment(saga).attempts();
         operator().body(body).post(confirm, saga.orderId()).then().statusCode(409)
                 .body("detail", containsString("under way"));
@@ -281,10 +284,15 @@ class PaymentSagaTest {
     }
 
     private void alter(OrderSaga saga, String assignments) {
-        QuarkusTransaction.requiringNew().run(() -> assertThat(repository.getEntityManager()
-                .createNativeQuery("UPDATE payment SET " + assignments + " WHERE order_id = ?1")
+        assertThat(update(saga, assignments + " WHERE order_id = ?1")).isEqualTo(1);
+    }
+
+    /** @param change what follows {@code UPDATE payment SET}, ?1 the order's id */
+    private int update(OrderSaga saga, String change) {
+        return QuarkusTransaction.requiringNew().call(() -> repository.getEntityManager()
+                .createNativeQuery("UPDATE payment SET " + change)
                 .setParameter(1, saga.orderId())
-                .executeUpdate()).isEqualTo(1));
+                .executeUpdate());
     }
 
     /**
