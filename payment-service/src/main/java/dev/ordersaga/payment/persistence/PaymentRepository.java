@@ -246,8 +246,8 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         }
         getEntityManager()
                 // the call now made may refund, whatever the last one was answered
-                .createNativeQuery("UPDATE payment SET next_attempt_at = ?1, claimed_until = ?1, refund_refused = false "
-                        + "WHERE id IN (?2)")
+                .createNativeQuery("UPDATE payment SET next_attempt_at = ?1, claimed_until = ?1, "
+                        + "refund_refused = false WHERE id IN (?2)")
                 .setParameter(1, leaseUntil)
                 .setParameter(2, ids)
                 .executeUpdate();
