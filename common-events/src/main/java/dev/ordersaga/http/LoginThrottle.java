@@ -37,7 +37,8 @@ import java.util.Optional;
  * name can make them wait, the most delay at a time (a minute by default), which is why it is kept short. Kept in each
  * replica's memory: an attacker spread over replicas gets a count in each, and a restart forgets it. A name whose
  * delay runs is never forgotten to make room; when every tracked one is, a new one is refused until one's delay has
- * passed. Bearer tokens are the identity provider's to guard and are not looked at.
+ * passed (which takes a flood to bring about, and then refuses every operator's basic sign-in: it fails closed).
+ * Bearer tokens are the identity provider's to guard and are not looked at.
  */
 @ApplicationScoped
 public class LoginThrottle {
@@ -45,8 +46,13 @@ public class LoginThrottle {
     private static final Logger LOG = Logger.getLogger(LoginThrottle.class);
     private static final String BASIC = "Basic ";
     private static final int TOO_MANY_REQUESTS = 429;
-    /** Room for many more names and addresses than a service has operators; the least recently seen go first. */
-    static final int MAX_TRACKED = 10_000;
+    /**
+     * Room for many more names and addresses than a service has operators (a few MB); the least recently seen go first.
+     * Filled with names waiting out their delays, it takes some 1 700 wrong passwords a second to keep full.
+     */
+    static final int MAX_TRACKED = 100_000;
+    /** An attempt under way longer than this is no longer counted: its end went unheard (a bug, not a client). */
+    static final Duration STALE = Duration.ofMinutes(1);
 
     /** Before authentication, which answers wrong credentials itself and ends the request there. */
     static final int PRIORITY = SecurityHandlerPriorities.AUTHENTICATION + 10;
@@ -111,11 +117,13 @@ public class LoginThrottle {
             if (failures.size() >= MAX_TRACKED && !forgetOne()) {
                 return Optional.of(Duration.ofSeconds(1));
             }
-            counted = new Failures(0, 0, clock.instant());
+            counted = new Failures(0, 0, clock.instant(), clock.instant());
+        } else if (counted.underWay() > 0 && counted.begun().plus(STALE).isBefore(clock.instant())) {
+            counted = counted.forgetUnderWay();
         }
         Optional<Duration> wait = waitFor(counted);
         if (wait.isEmpty()) {
-            failures.put(key, counted.begun());
+            failures.put(key, counted.begin(clock.instant()));
         }
         return wait;
     }
@@ -146,7 +154,8 @@ public class LoginThrottle {
 
     synchronized void failed(String key, String name, SocketAddress from) {
         Failures counted = failures.get(key);
-        Failures now = counted == null ? new Failures(1, 0, clock.instant()) : counted.failed(clock.instant());
+        Failures now = counted == null ? new Failures(1, 0, clock.instant(), clock.instant())
+                : counted.failed(clock.instant());
         failures.put(key, now);
         if (now.count() >= freeFailures) {
             LOG.warnf("%d wrong passwords in a row for operator %s from %s: its next attempts from there wait %s",
@@ -227,19 +236,24 @@ public class LoginThrottle {
      * @param count    wrong passwords in a row
      * @param underWay attempts let through and not answered yet
      * @param last     when the last wrong one was answered
+     * @param begun    when the last attempt was let through
      */
-    private record Failures(int count, int underWay, Instant last) {
+    private record Failures(int count, int underWay, Instant last, Instant begun) {
 
-        Failures begun() {
-            return new Failures(count, underWay + 1, last);
+        Failures begin(Instant at) {
+            return new Failures(count, underWay + 1, last, at);
         }
 
         Failures ended() {
-            return new Failures(count, Math.max(0, underWay - 1), last);
+            return new Failures(count, Math.max(0, underWay - 1), last, begun);
         }
 
         Failures failed(Instant at) {
-            return new Failures(count + 1, Math.max(0, underWay - 1), at);
+            return new Failures(count + 1, Math.max(0, underWay - 1), at, begun);
+        }
+
+        Failures forgetUnderWay() {
+            return new Failures(count, 0, last, begun);
         }
     }
 }

@@ -84,7 +84,8 @@ public class RouterProblems {
         }
         // the body is left unread, so the connection cannot carry another request
         context.response().putHeader("Connection", "close");
-        context.response().endHandler(ended -> context.request().connection().close());
+        // added, not set: a response's one end handler runs what others added (LoginThrottle counts an attempt there)
+        context.addEndHandler(ended -> context.request().connection().close());
         answer(context, new Problem("about:blank", "Request body too large", TOO_LARGE, "the request's body is "
                 + length + " bytes, more than the " + limit + " this service takes", null), null);
     }

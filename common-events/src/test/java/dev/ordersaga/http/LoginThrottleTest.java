@@ -60,6 +60,15 @@ class LoginThrottleTest {
     }
 
     @Test
+    void anAttemptWhoseEndWentUnheardStopsCountingAfterAWhile() {
+        String ada = LoginThrottle.key("ada", HERE);
+        IntStream.range(0, 5).forEach(i -> assertThat(throttle.begin(ada)).isEmpty());
+        assertThat(throttle.begin(ada)).isPresent();
+        clock.pass(LoginThrottle.STALE.plusSeconds(1));
+        assertThat(throttle.begin(ada)).as("not refused for ever").isEmpty();
+    }
+
+    @Test
     void aRightPasswordStartsTheCountAfreshAndOtherNamesAndAddressesAreCountedApart() {
         String ada = LoginThrottle.key("ada", HERE);
         IntStream.range(0, 5).forEach(i -> wrong(ada));
