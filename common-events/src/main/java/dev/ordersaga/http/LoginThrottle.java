@@ -51,6 +51,11 @@ public class LoginThrottle {
      * Filled with names waiting out their delays, it takes some 1 700 wrong passwords a second to keep full.
      */
     static final int MAX_TRACKED = 100_000;
+    /**
+     * How many of the least recently seen names are looked at to make room: the oldest have mostly waited out their
+     * delays, and a full table of waiting names is not walked whole for every new one (a flood keeps it so).
+     */
+    static final int ROOM_LOOKS = 1_000;
     /** An attempt under way longer than this is no longer counted: its end went unheard (a bug, not a client). */
     static final Duration STALE = Duration.ofMinutes(1);
 
@@ -140,9 +145,13 @@ public class LoginThrottle {
         return left.isNegative() || left.isZero() ? Optional.empty() : Optional.of(left);
     }
 
-    /** Makes room: the least recently seen name that is not waiting out a delay, nor has an attempt under way. */
+    /**
+     * Makes room: the least recently seen name, of the first {@link #ROOM_LOOKS}, that is not waiting out a delay, nor
+     * has an attempt under way.
+     */
     private boolean forgetOne() {
-        for (Iterator<Map.Entry<String, Failures>> entries = failures.entrySet().iterator(); entries.hasNext(); ) {
+        Iterator<Map.Entry<String, Failures>> entries = failures.entrySet().iterator();
+        for (int looked = 0; looked < ROOM_LOOKS && entries.hasNext(); looked++) {
             Failures counted = entries.next().getValue();
             if (counted.underWay() == 0 && waitFor(counted).isEmpty()) {
                 entries.remove();

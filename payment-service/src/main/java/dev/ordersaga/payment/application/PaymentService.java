@@ -400,12 +400,11 @@ public class PaymentService {
      */
     @Transactional
     public Optional<Payment> confirmRefundedByHand(UUID orderId, String refundId, String operator, String reason) {
-        Optional<Payment> found = payments.findByOrderId(orderId);
+        Optional<Payment> found = payments.lockByOrderIdForChange(orderId);
         if (found.isEmpty()) {
             return Optional.empty();
         }
-        // the entity read above only finds the id: the row is read again, locked, as every outcome's change reads it
-        Payment payment = load(found.get().id());
+        Payment payment = found.get();
         try (Correlation.Scope ignored = Correlation.open(payment.correlationId(), null)) {
             Instant now = Instant.now();
             payment.whyNotConfirmable(refundId, now).ifPresent(why -> {

@@ -87,6 +87,17 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
         return writes.readAfter(claim, lock, row -> stored(orderId, row), () -> "lock the payment of order " + orderId);
     }
 
+    /**
+     * The order's payment, its row locked until the transaction ends, for a change no event brings (an operator's),
+     * written by {@link #update}: the lock every change of the row takes.
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<Payment> lockByOrderIdForChange(UUID orderId) {
+        TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ORDER, 1,
+                (read, first) -> read.setObject(first, orderId));
+        return writes.readOne(lock, row -> stored(orderId, row), () -> "lock the payment of order " + orderId);
+    }
+
     /** A row that begins with {@link #COLUMNS}. */
     private static Payment stored(UUID orderId, ResultSet row) throws SQLException {
         return Payment.stored(row.getObject(1, UUID.class), orderId, row.getString(2), row.getTimestamp(3).toInstant(),
