@@ -111,8 +111,8 @@ public final class AuditMain {
         EventTopics.Read topics = new EventTopics(options.kafka()).read(inScope);
 
         return new Snapshot(scope, options.since(), rows.orders(), rows.ordersNotFound(), rows.timeline(),
-                rows.reservations(), rows.sightings(), rows.stock(), rows.payments(), rows.shipments(),
-                rows.surpluses(), payments.charges(), payments.refunds(), carrier.shipments(), unmatched, topics.events(), topics.parked(),
-                topics.stats());
+                rows.handConfirmed(), rows.reservations(), rows.sightings(), rows.stock(), rows.payments(),
+                rows.shipments(), rows.surpluses(), payments.charges(), payments.refunds(), carrier.shipments(),
+                unmatched, topics.events(), topics.parked(), topics.stats());
     }
 }

@@ -23,18 +23,22 @@ import java.util.UUID;
  *                                  information, not a violation)
  * @param surplusesUndone           second charges and parcels a provider made under our keys that the services undid,
  *                                  their undoing in the provider's books (information, not a violation)
+ * @param onOperatorsWord           undoings of CANCELLED orders the ledgers do not show, taken on the word of the
+ *                                  operator who confirmed them settled outside the provider's API (information: a
+ *                                  person checks them against the settlement the word names)
  */
 public record AuditResult(String scope, int ordersInScope, Map<String, Integer> ordersByStatus, int waiting,
                           int skusChecked, int skusWithoutStocked, int skusWithoutStockRow, LedgerStats ledgers,
                           Map<String, Long> recordsRead, long eventsInScope, long undecodable,
                           List<DuplicateEvent> duplicates, List<Snapshot.Surplus> surplusesUndone,
-                          List<Violation> violations) {
+                          List<Snapshot.HandConfirmed> onOperatorsWord, List<Violation> violations) {
 
     public AuditResult {
         ordersByStatus = Collections.unmodifiableMap(new LinkedHashMap<>(ordersByStatus));
         recordsRead = Collections.unmodifiableMap(new LinkedHashMap<>(recordsRead));
         duplicates = List.copyOf(duplicates);
         surplusesUndone = List.copyOf(surplusesUndone);
+        onOperatorsWord = List.copyOf(onOperatorsWord);
         violations = List.copyOf(violations);
     }
 

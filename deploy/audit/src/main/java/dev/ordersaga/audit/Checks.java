@@ -2,6 +2,7 @@ package dev.ordersaga.audit;
 
 import dev.ordersaga.audit.Snapshot.CarrierShipment;
 import dev.ordersaga.audit.Snapshot.Facts;
+import dev.ordersaga.audit.Snapshot.HandConfirmed;
 import dev.ordersaga.audit.Snapshot.Line;
 import dev.ordersaga.audit.Snapshot.Order;
 import dev.ordersaga.audit.Snapshot.Payment;
@@ -55,7 +56,8 @@ import static dev.ordersaga.audit.Violation.ofSku;
  *       held for one (SHIPPING: its shipment ON_HOLD; PAYMENT: its payment held);</li>
  *   <li>its outcome: CONFIRMED — reservation CONSUMED (holding the order's lines), net charge = total, exactly one
  *       live shipment at the carrier, payment SUCCEEDED and shipment CREATED; CANCELLED — no reservation RESERVED or
- *       CONSUMED, net charge zero, no live shipment, payment DECLINED, REFUNDED or CANCELLED and shipment CANCELLED;
+ *       CONSUMED, net charge zero, no live shipment (or what {@link #onAnOperatorsWord} takes on an operator's word),
+ *       payment DECLINED, REFUNDED or CANCELLED and shipment CANCELLED;
  *       every refund of one of the order's own charges;</li>
  *   <li>effects taken once: at most one payment, shipment and reservation row, one charge, one refund and one carrier
  *       shipment per order reference, one order_sighting;</li>
@@ -84,9 +86,11 @@ public final class Checks {
             violations.add(ofOrder(Kind.ORDER_NOT_FOUND, missing, "asked for, but order_db has no such order"));
         }
         List<Surplus> surplusesUndone = new ArrayList<>();
+        List<HandConfirmed> onOperatorsWord = new ArrayList<>();
         for (Order order : snapshot.orders()) {
             List<Surplus> undone = undoneSurpluses(order, index);
             surplusesUndone.addAll(undone);
+            onOperatorsWord.addAll(onAnOperatorsWord(order, index));
             violations.addAll(settled(order));
             violations.addAll(waitsForAHold(order, index));
             violations.addAll(outcome(order, index));
@@ -115,7 +119,7 @@ public final class Checks {
                 (int) checked.stream().filter(s -> s.stocked() == null).count(),
                 (int) touched.stream().filter(sku -> !withRow.contains(sku)).count(), ledgers(snapshot, index),
                 snapshot.topics().recordsRead(), snapshot.events().size(), snapshot.topics().undecodable(),
-                duplicates(snapshot), surplusesUndone, violations);
+                duplicates(snapshot), surplusesUndone, onOperatorsWord, violations);
     }
 
     // --- settled
@@ -169,6 +173,8 @@ public final class Checks {
         List<Reservation> reservations = index.reservations(order.id());
         Money net = Money.net(index.charges(order.id()), index.refunds(order.id()), order.currency());
         long live = index.carrierShipments(order.id()).stream().filter(CarrierShipment::live).count();
+        Set<String> onWord = onAnOperatorsWord(order, index).stream().map(HandConfirmed::action)
+                .collect(Collectors.toSet());
         refundsOfOtherCharges(found, order, index);
         switch (order.status()) {
             case "CONFIRMED" -> {
@@ -205,10 +211,10 @@ public final class Checks {
                                 + r.reservationId() + " is " + r.status() + ", not RELEASED or FAILED"));
                     }
                 }
-                if (!net.equalsAmount(BigDecimal.ZERO)) {
+                if (!net.equalsAmount(BigDecimal.ZERO) && !onWord.contains(HandConfirmed.PAYMENT_REFUNDED)) {
                     found.add(ofOrder(Kind.NET_CHARGE, order.id(), "CANCELLED, but at the provider " + net.describe()));
                 }
-                if (live > 0) {
+                if (live > 0 && !onWord.contains(HandConfirmed.SHIPMENT_CANCELLED)) {
                     found.add(ofOrder(Kind.LIVE_SHIPMENTS, order.id(), "CANCELLED with " + live
                             + " live shipment(s) at the carrier" + carrierDetail(index, order.id())));
                 }
@@ -219,6 +225,29 @@ public final class Checks {
             }
         }
         return found;
+    }
+
+    /**
+     * The undoings of a CANCELLED order that its ledger does not show but an operator confirmed settled another way
+     * (payment's and shipping's confirm-by-hand, which the services allow only once the provider's API refused the
+     * undoing): the whole charge left where the refund was made outside the provider's books, exactly one live parcel
+     * where the carrier said, outside its API, that it will not go out. The audit takes their word for those and lists
+     * them for a person to check; a ledger that shows anything else (a refund on top: the money returned twice) is
+     * judged as without it.
+     */
+    static List<HandConfirmed> onAnOperatorsWord(Order order, Index index) {
+        if (!"CANCELLED".equals(order.status())) {
+            return List.of();
+        }
+        List<HandConfirmed> taken = new ArrayList<>();
+        index.handConfirmed(order.id(), HandConfirmed.PAYMENT_REFUNDED)
+                .filter(word -> Money.net(index.charges(order.id()), index.refunds(order.id()), order.currency())
+                        .equalsAmount(order.total()))
+                .ifPresent(taken::add);
+        index.handConfirmed(order.id(), HandConfirmed.SHIPMENT_CANCELLED)
+                .filter(word -> index.carrierShipments(order.id()).stream().filter(CarrierShipment::live).count() == 1)
+                .ifPresent(taken::add);
+        return taken;
     }
 
     /**
@@ -807,6 +836,7 @@ public final class Checks {
         private final Map<UUID, List<Payment>> payments;
         private final Map<UUID, List<Shipment>> shipments;
         private final Map<UUID, List<Surplus>> surpluses;
+        private final Map<UUID, List<HandConfirmed>> handConfirmed;
         private final Map<String, List<ProviderCharge>> charges;
         private final Map<String, List<ProviderRefund>> refunds;
         private final Map<String, List<CarrierShipment>> carrierShipments;
@@ -823,6 +853,7 @@ public final class Checks {
             payments = group(s.payments(), Payment::orderId);
             shipments = group(s.shipments(), Shipment::orderId);
             surpluses = group(s.surpluses(), Surplus::orderId);
+            handConfirmed = group(s.handConfirmed(), HandConfirmed::orderId);
             charges = group(s.charges(), ProviderCharge::reference);
             refunds = group(s.refunds(), ProviderRefund::reference);
             carrierShipments = group(s.carrierShipments(), CarrierShipment::reference);
@@ -859,6 +890,12 @@ public final class Checks {
 
         List<Payment> payments(UUID orderId) {
             return payments.getOrDefault(orderId, List.of());
+        }
+
+        /** The operator's first confirm of that kind for the order: order-service logs one per undoing. */
+        Optional<HandConfirmed> handConfirmed(UUID orderId, String action) {
+            return handConfirmed.getOrDefault(orderId, List.of()).stream().filter(h -> action.equals(h.action()))
+                    .findFirst();
         }
 
         List<Shipment> shipments(UUID orderId) {

@@ -80,6 +80,15 @@ public final class Report {
                             .collect(Collectors.joining(", "))).append(")\n");
         }
 
+        if (!result.onOperatorsWord().isEmpty()) {
+            out.append("undone outside the providers' APIs, on an operator's word (info; check it against the "
+                    + "settlement): ").append(result.onOperatorsWord().size()).append('\n');
+            for (Snapshot.HandConfirmed h : result.onOperatorsWord()) {
+                out.append("  order ").append(h.orderId()).append(' ').append(h.action()).append(" by ")
+                        .append(h.operator()).append(": ").append(h.word()).append('\n');
+            }
+        }
+
         out.append("violations: ").append(result.violations().size());
         if (!result.violations().isEmpty()) {
             out.append(" (").append(result.violationsByKind().entrySet().stream()
@@ -134,6 +143,16 @@ public final class Report {
             surpluses.add(one);
         }
         root.put("surplusesUndone", surpluses);
+        List<Map<String, Object>> onWord = new ArrayList<>();
+        for (Snapshot.HandConfirmed h : result.onOperatorsWord()) {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("orderId", h.orderId().toString());
+            one.put("action", h.action());
+            one.put("operator", h.operator());
+            one.put("word", h.word());
+            onWord.add(one);
+        }
+        root.put("onOperatorsWord", onWord);
         Map<String, Integer> byKind = new LinkedHashMap<>();
         result.violationsByKind().forEach((kind, count) -> byKind.put(kind.name(), count));
         root.put("violationsByKind", byKind);

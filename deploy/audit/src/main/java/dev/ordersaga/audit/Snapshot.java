@@ -19,6 +19,8 @@ import java.util.UUID;
  * @param orders         order-service's orders in scope
  * @param ordersNotFound ids asked for (--orders) that order-service does not have
  * @param timeline       order-service's saga_event rows of those orders
+ * @param handConfirmed  undoings of those orders that an operator confirmed settled outside a provider's API, as
+ *                       order-service's operator_action rows keep them
  * @param reservations   inventory-service's reservations of those orders (one per order, unless an effect doubled)
  * @param sightings      inventory-service's order_sighting rows: one per applied OrderCreated
  * @param stock          the stock rows of every SKU the orders' lines name
@@ -35,7 +37,8 @@ import java.util.UUID;
  * @param topics         what was read from the topics, in scope or not
  */
 public record Snapshot(String scope, Instant since, List<Order> orders, List<UUID> ordersNotFound,
-                       List<TimelineEntry> timeline, List<Reservation> reservations, List<Sighting> sightings, List<Stock> stock,
+                       List<TimelineEntry> timeline, List<HandConfirmed> handConfirmed, List<Reservation> reservations,
+                       List<Sighting> sightings, List<Stock> stock,
                        List<Payment> payments, List<Shipment> shipments, List<Surplus> surpluses,
                        List<ProviderCharge> charges,
                        List<ProviderRefund> refunds, List<CarrierShipment> carrierShipments,
@@ -45,6 +48,7 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
         orders = List.copyOf(orders);
         ordersNotFound = List.copyOf(ordersNotFound);
         timeline = List.copyOf(timeline);
+        handConfirmed = List.copyOf(handConfirmed);
         reservations = List.copyOf(reservations);
         sightings = List.copyOf(sightings);
         stock = List.copyOf(stock);
@@ -109,6 +113,20 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
 
     /** A row of saga_event: an event of the order's saga, its own (producer "order") or one it consumed. */
     public record TimelineEntry(UUID orderId, UUID eventId, String type, String producer, String note) {
+    }
+
+    /**
+     * An operator's word that an undoing the provider's API kept refusing was settled another way: a refund made at
+     * the provider's dashboard, by a chargeback or a transfer; a parcel the carrier confirmed will not go out. The
+     * ledgers may then still show the charge or the live parcel.
+     *
+     * @param action {@link #PAYMENT_REFUNDED} or {@link #SHIPMENT_CANCELLED}, order-service's names of the acts
+     * @param word   what the operator gave as the settlement: the place to check it
+     */
+    public record HandConfirmed(UUID orderId, String action, String operator, String word) {
+
+        public static final String PAYMENT_REFUNDED = "confirm-payment-refunded";
+        public static final String SHIPMENT_CANCELLED = "confirm-shipment-cancelled";
     }
 
     // --- inventory_db

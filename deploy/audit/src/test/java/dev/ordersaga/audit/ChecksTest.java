@@ -1,6 +1,7 @@
 package dev.ordersaga.audit;
 
 import dev.ordersaga.audit.Snapshot.CarrierShipment;
+import dev.ordersaga.audit.Snapshot.HandConfirmed;
 import dev.ordersaga.audit.Snapshot.Line;
 import dev.ordersaga.audit.Snapshot.Payment;
 import dev.ordersaga.audit.Snapshot.ProviderCharge;
@@ -291,6 +292,74 @@ class ChecksTest {
             world.carrierShipments.replaceAll(s -> new CarrierShipment(s.shipmentId(), s.idempotencyKey(),
                     s.reference(), "created"));
             assertThat(onlyViolation(Kind.LIVE_SHIPMENTS, order).detail()).contains("1 live shipment(s)");
+        }
+
+        @Test
+        void aRefundAnOperatorConfirmedOutsideTheProviderIsTakenOnTheirWordAndListed() {
+            UUID order = world.undeliverable();
+            world.refunds.clear();
+            HandConfirmed word = new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice",
+                    "bank transfer TR-1 after the provider refused the refund");
+            world.handConfirmed.add(word);
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.onOperatorsWord()).containsExactly(word);
+        }
+
+        @Test
+        void anOperatorsWordOnARefundTheLedgerShowsListsNothing() {
+            UUID order = world.undeliverable();
+            world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice",
+                    "dashboard re_9"));
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.onOperatorsWord()).isEmpty();
+        }
+
+        @Test
+        void anOperatorsWordCoversTheWholeChargeOnly() {
+            // part refunded at the provider and the rest "by hand" is no settlement the services allow
+            UUID order = world.undeliverable();
+            world.refunds.replaceAll(r -> new ProviderRefund(r.refundId(), r.idempotencyKey(), r.chargeId(),
+                    r.reference(), new BigDecimal("5.00"), r.currency()));
+            world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice", "transfer"));
+            assertThat(onlyViolation(Kind.NET_CHARGE, order).detail()).contains("= 16.00");
+        }
+
+        @Test
+        void anOperatorsWordOnTheRefundLeavesTheParcelToTheCarrier() {
+            UUID order = world.cancelledAfterShipmentCreated();
+            world.refunds.clear();
+            world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice", "transfer"));
+            world.carrierShipments.replaceAll(s -> new CarrierShipment(s.shipmentId(), s.idempotencyKey(),
+                    s.reference(), "created"));
+            assertThat(onlyViolation(Kind.LIVE_SHIPMENTS, order).detail()).contains("1 live shipment(s)");
+        }
+
+        @Test
+        void aParcelTheCarrierConfirmedOutsideItsApiIsTakenOnTheOperatorsWord() {
+            UUID order = world.cancelledAfterShipmentCreated();
+            world.carrierShipments.replaceAll(s -> new CarrierShipment(s.shipmentId(), s.idempotencyKey(),
+                    s.reference(), "created"));
+            HandConfirmed word = new HandConfirmed(order, HandConfirmed.SHIPMENT_CANCELLED, "bob",
+                    "carrier support ticket 42: the parcel stays in the depot");
+            world.handConfirmed.add(word);
+            AuditResult result = world.audit();
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.onOperatorsWord()).containsExactly(word);
+
+            world.carrierShipments.add(new CarrierShipment("shp_2", "another-key", order.toString(), "created"));
+            assertThat(world.audit().violations()).extracting(Violation::kind)
+                    .contains(Kind.LIVE_SHIPMENTS).doesNotContain(Kind.NET_CHARGE);
+        }
+
+        @Test
+        void anOperatorsWordDoesNotExcuseAConfirmedOrder() {
+            UUID order = world.confirmed();
+            world.carrierShipments.clear();
+            world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.SHIPMENT_CANCELLED, "bob", "ticket 42"));
+            onlyViolation(Kind.LIVE_SHIPMENTS, order);
+            assertThat(world.audit().onOperatorsWord()).isEmpty();
         }
 
         @Test

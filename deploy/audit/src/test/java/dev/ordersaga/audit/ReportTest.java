@@ -59,6 +59,25 @@ class ReportTest {
     }
 
     @Test
+    void anUndoingTakenOnAnOperatorsWordIsListedWithTheirWord() throws Exception {
+        World world = new World();
+        UUID order = world.undeliverable();
+        world.refunds.clear();
+        world.handConfirmed.add(new Snapshot.HandConfirmed(order, Snapshot.HandConfirmed.PAYMENT_REFUNDED, "alice",
+                "bank transfer TR-1"));
+        AuditResult result = world.audit();
+
+        assertThat(Report.text(result))
+                .contains("undone outside the providers' APIs, on an operator's word (info; check it against the "
+                        + "settlement): 1\n  order " + order + " confirm-payment-refunded by alice: "
+                        + "bank transfer TR-1\n")
+                .endsWith("OK: no violation\n");
+        JsonNode json = new ObjectMapper().readTree(Report.json(result));
+        assertThat(json.path("onOperatorsWord").get(0).path("orderId").asText()).isEqualTo(order.toString());
+        assertThat(json.path("onOperatorsWord").get(0).path("word").asText()).isEqualTo("bank transfer TR-1");
+    }
+
+    @Test
     void aLedgerEntryOfNoOrderIsALineWithTheEntryAndThoseNotJudgedAreCounted() throws Exception {
         World world = new World();
         world.confirmed();

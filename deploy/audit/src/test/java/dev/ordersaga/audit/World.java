@@ -44,6 +44,7 @@ final class World {
     final List<Order> orders = new ArrayList<>();
     final List<UUID> ordersNotFound = new ArrayList<>();
     final List<TimelineEntry> timeline = new ArrayList<>();
+    final List<Snapshot.HandConfirmed> handConfirmed = new ArrayList<>();
     final List<Reservation> reservations = new ArrayList<>();
     final List<Sighting> sightings = new ArrayList<>();
     final List<Payment> payments = new ArrayList<>();
@@ -295,9 +296,9 @@ final class World {
         stock.putAll(stockOverrides);
         Map<String, Long> read = new LinkedHashMap<>();
         Topics.EVENT_TOPICS.forEach(t -> read.put(t, events.stream().filter(e -> e.topic().equals(t)).count()));
-        return new Snapshot("a test world", since, orders, ordersNotFound, timeline, reservations, sightings,
-                List.copyOf(stock.values()), payments, shipments, surpluses, charges, refunds, carrierShipments, unmatched, events,
-                parked, new TopicStats(read, 0));
+        return new Snapshot("a test world", since, orders, ordersNotFound, timeline, handConfirmed, reservations,
+                sightings, List.copyOf(stock.values()), payments, shipments, surpluses, charges, refunds,
+                carrierShipments, unmatched, events, parked, new TopicStats(read, 0));
     }
 
     AuditResult audit() {

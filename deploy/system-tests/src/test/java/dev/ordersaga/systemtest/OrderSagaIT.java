@@ -225,6 +225,30 @@ class OrderSagaIT {
     }
 
     @Test
+    void rule09ARefundTheProviderKeepsRefusingEndsOnAnOperatorsWordWhichTheAuditLists() throws Exception {
+        String sku = stocked(5);
+        UUID order = saga.place("refund-refused-" + UUID.randomUUID(), "tok_refund_refused", "UNDELIVERABLE",
+                new Line(sku, 1, PRICE));
+
+        await("the provider refused the refund").atMost(SETTLED).pollInterval(Duration.ofMillis(200))
+                .until(() -> saga.operatorPayment(order), p -> p.path("refundRefused").asBoolean());
+        assertThat(saga.status(order)).isEqualTo("COMPENSATING");
+        String word = "bank transfer TR-" + order.toString().substring(0, 8) + " after the provider refused the refund";
+        saga.operatorConfirmRefunded(order, word);
+
+        assertThat(saga.awaitStatus(order, "CANCELLED", SETTLED).path("status").asText()).isEqualTo("CANCELLED");
+        assertThat(saga.operatorPayment(order).path("refundConfirmedBy").asText()).isEqualTo("operator");
+        assertThat(saga.refunds(order)).as("the money went back outside the provider").isEmpty();
+        assertThat(saga.netCharge(order)).isEqualByComparingTo(PRICE);
+        awaitStock(sku, 5, 0, 0);
+        // the ledger still shows the charge: the audit takes the operator's word for it, and names it for a person
+        SagaSystem.AuditRun audit = saga.audit(List.of(order));
+        assertThat(audit.exitCode()).as(audit.report()).isZero();
+        assertThat(audit.report()).contains("on an operator's word").contains("order " + order
+                + " confirm-payment-refunded by operator: " + word);
+    }
+
+    @Test
     void rule10CustomerCancelWhilePaymentIsInFlightEndsCancelledWithNetChargeZero() {
         String sku = stocked(5);
         for (String token : List.of("tok_timeout_succeeds", "tok_timeout_declined")) {

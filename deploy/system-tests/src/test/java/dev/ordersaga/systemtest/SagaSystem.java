@@ -353,6 +353,28 @@ final class SagaSystem implements AutoCloseable {
                 .post("/operator/orders/{id}/cancel", id).then().statusCode(202);
     }
 
+    // --- payment
+
+    /**
+     * The payment of the order as an operator sees it (GET /operator/payments/{orderId}); a missing node while payment
+     * has not heard of the order.
+     */
+    JsonNode operatorPayment(UUID orderId) {
+        io.restassured.response.Response response = given().baseUri(balanced(PAYMENT)).auth().preemptive()
+                .basic("operator", "operator").get("/operator/payments/{orderId}", orderId);
+        if (response.statusCode() == 404) {
+            return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+        }
+        return json(response.then().statusCode(200).extract().asString());
+    }
+
+    /** The operator's word that the refund the provider keeps refusing was made another way, without its refund id. */
+    void operatorConfirmRefunded(UUID orderId, String reason) {
+        given().baseUri(balanced(PAYMENT)).auth().preemptive().basic("operator", "operator")
+                .contentType(ContentType.JSON).body(Map.of("reason", reason))
+                .post("/operator/payments/{orderId}/confirm-refunded", orderId).then().statusCode(200);
+    }
+
     // --- inventory
 
     void stock(String sku, int quantity) {

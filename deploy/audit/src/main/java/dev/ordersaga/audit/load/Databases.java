@@ -1,6 +1,7 @@
 package dev.ordersaga.audit.load;
 
 import dev.ordersaga.audit.Snapshot.Facts;
+import dev.ordersaga.audit.Snapshot.HandConfirmed;
 import dev.ordersaga.audit.Snapshot.Line;
 import dev.ordersaga.audit.Snapshot.Order;
 import dev.ordersaga.audit.Snapshot.Payment;
@@ -42,7 +43,8 @@ public final class Databases {
 
     /** What the databases hold about the orders in scope. */
     public record Rows(List<Order> orders, List<UUID> ordersNotFound, List<TimelineEntry> timeline,
-                       List<Reservation> reservations, List<Sighting> sightings, List<Stock> stock,
+                       List<HandConfirmed> handConfirmed, List<Reservation> reservations, List<Sighting> sightings,
+                       List<Stock> stock,
                        List<Payment> payments, List<Shipment> shipments, List<Surplus> surpluses) {
     }
 
@@ -65,9 +67,11 @@ public final class Databases {
     public Rows load(Instant since, Set<UUID> orderIds) {
         List<Order> orders = new ArrayList<>();
         List<TimelineEntry> timeline = new ArrayList<>();
+        List<HandConfirmed> handConfirmed = new ArrayList<>();
         read("order_db", c -> {
             orders.addAll(orders(c, since, orderIds));
             timeline.addAll(timeline(c, ids(orders)));
+            handConfirmed.addAll(handConfirmed(c, ids(orders)));
         });
         List<UUID> notFound = new ArrayList<>();
         if (orderIds != null) {
@@ -97,7 +101,8 @@ public final class Databases {
             shipments.addAll(shipments(c, ids));
             surpluses.addAll(surpluses(c, "surplus_shipment", Surplus.SHIPMENT, ids));
         });
-        return new Rows(orders, notFound, timeline, reservations, sightings, stock, payments, shipments, surpluses);
+        return new Rows(orders, notFound, timeline, handConfirmed, reservations, sightings, stock, payments, shipments,
+                surpluses);
     }
 
     /**
@@ -201,6 +206,23 @@ public final class Databases {
                     o.createdAt(), lines.get(o.id()), o.facts()));
         }
         return withLines;
+    }
+
+    private static List<HandConfirmed> handConfirmed(Connection c, List<UUID> orderIds) throws SQLException {
+        List<HandConfirmed> confirmed = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT order_id, action, operator, detail FROM operator_action "
+                + "WHERE order_id = ANY(?) AND action IN (?, ?) ORDER BY id")) {
+            ps.setArray(1, uuids(c, orderIds));
+            ps.setString(2, HandConfirmed.PAYMENT_REFUNDED);
+            ps.setString(3, HandConfirmed.SHIPMENT_CANCELLED);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    confirmed.add(new HandConfirmed(rs.getObject("order_id", UUID.class), rs.getString("action"),
+                            rs.getString("operator"), rs.getString("detail")));
+                }
+            }
+        }
+        return confirmed;
     }
 
     private static List<TimelineEntry> timeline(Connection c, List<UUID> orderIds) throws SQLException {
