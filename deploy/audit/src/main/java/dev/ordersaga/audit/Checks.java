@@ -391,7 +391,30 @@ public final class Checks {
                 "shipments at the carrier", s -> s.shipmentId() + " key " + s.idempotencyKey() + " " + s.status());
         twice(found, id, index.sightings(id), "order_sighting rows (OrderCreated applied by inventory)",
                 s -> "event " + s.eventId());
+        refundedTwice(found, order, index, undoneCharges);
         return found;
+    }
+
+    /**
+     * A payment an operator confirmed refunded by hand was refunded where they said: at the provider under the refund
+     * id they named, or outside it (none named). Any other refund of its charge at the provider is the money returned a
+     * second time: a refund call that was under way unseen when they confirmed (payment-service logs an ALERT for it),
+     * though the ledger's net then looks right.
+     */
+    private static void refundedTwice(List<Violation> found, Order order, Index index, Set<String> undoneCharges) {
+        for (Payment p : index.payments(order.id())) {
+            if (p.refundConfirmedBy() == null) {
+                continue;
+            }
+            for (ProviderRefund r : index.refunds(order.id())) {
+                if (!r.refundId().equals(p.providerRefundId()) && !undoneCharges.contains(r.chargeId())) {
+                    found.add(ofOrder(Kind.EFFECT_TWICE, order.id(), "refunded twice: operator " + p.refundConfirmedBy()
+                            + " confirmed payment " + p.id() + " refunded " + (p.providerRefundId() == null
+                            ? "outside the provider" : "as " + p.providerRefundId()) + ", and the provider made refund "
+                            + r.refundId() + " of " + plain(r.amount()) + " as well"));
+                }
+            }
+        }
     }
 
     /**

@@ -179,12 +179,26 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
     /**
      * {@code status}: PENDING, CHARGING, SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED. {@code held}: CHARGING
      * with no provider call owed, until an operator or the provider's news moves it (payment's {@code Payment.isHeld}).
+     *
+     * @param providerRefundId  the provider's id of the refund that ended the payment: the one it answered with, or the
+     *                          one an operator named confirming it by hand (null for a refund outside the provider)
+     * @param refundConfirmedBy the operator who confirmed the refund made outside the provider's API; null if none did
+     *                          or payment_db predates the column
      */
     public record Payment(UUID id, UUID orderId, String status, BigDecimal amount, boolean refundAnswered,
-                          boolean held) {
+                          boolean held, String providerRefundId, String refundConfirmedBy) {
+
+        public Payment(UUID id, UUID orderId, String status, BigDecimal amount, boolean refundAnswered, boolean held) {
+            this(id, orderId, status, amount, refundAnswered, held, null, null);
+        }
 
         public Payment withStatus(String newStatus) {
-            return new Payment(id, orderId, newStatus, amount, refundAnswered, held);
+            return new Payment(id, orderId, newStatus, amount, refundAnswered, held, providerRefundId,
+                    refundConfirmedBy);
+        }
+
+        public Payment confirmedByHand(String operator, String refundId) {
+            return new Payment(id, orderId, status, amount, refundAnswered, held, refundId, operator);
         }
     }
 

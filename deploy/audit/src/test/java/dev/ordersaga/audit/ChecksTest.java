@@ -308,12 +308,27 @@ class ChecksTest {
 
         @Test
         void anOperatorsWordOnARefundTheLedgerShowsListsNothing() {
+            // the operator refunded at the provider's dashboard and named that refund
             UUID order = world.undeliverable();
+            world.replacePayment(order, p -> p.confirmedByHand("alice", "re_" + order));
             world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice",
-                    "dashboard re_9"));
+                    "dashboard re_" + order));
             AuditResult result = world.audit();
             assertThat(result.violations()).isEmpty();
             assertThat(result.onOperatorsWord()).isEmpty();
+        }
+
+        @Test
+        void aProviderRefundBesidesTheOneAnOperatorConfirmedIsTheMoneyReturnedTwice() {
+            // a refund call under way unseen lands after the operator confirmed a transfer: the ledger nets zero
+            UUID order = world.undeliverable();
+            world.replacePayment(order, p -> p.confirmedByHand("alice", null));
+            world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice", "transfer"));
+            assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).contains("refunded twice: operator alice")
+                    .contains("refunded outside the provider").contains("refund re_" + order);
+
+            world.replacePayment(order, p -> p.confirmedByHand("alice", "re_dashboard"));
+            assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).contains("refunded as re_dashboard");
         }
 
         @Test

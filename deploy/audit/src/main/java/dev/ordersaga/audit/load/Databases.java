@@ -339,15 +339,18 @@ public final class Databases {
 
     private static List<Payment> payments(Connection c, List<UUID> orderIds) throws SQLException {
         List<Payment> payments = new ArrayList<>();
+        String confirmedBy = hasColumn(c, "payment", "refund_confirmed_by") ? "refund_confirmed_by" : "NULL::text";
         try (PreparedStatement ps = c.prepareStatement("SELECT id, order_id, status, amount, refund_answered, "
-                + "status = 'CHARGING' AND next_attempt_at IS NULL AS held "
+                + "status = 'CHARGING' AND next_attempt_at IS NULL AS held, provider_refund_id, "
+                + confirmedBy + " AS refund_confirmed_by "
                 + "FROM payment WHERE order_id = ANY(?) ORDER BY order_id, created_at")) {
             ps.setArray(1, uuids(c, orderIds));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     payments.add(new Payment(rs.getObject("id", UUID.class), rs.getObject("order_id", UUID.class),
                             rs.getString("status"), rs.getBigDecimal("amount"), rs.getBoolean("refund_answered"),
-                            rs.getBoolean("held")));
+                            rs.getBoolean("held"), rs.getString("provider_refund_id"),
+                            rs.getString("refund_confirmed_by")));
                 }
             }
         }
