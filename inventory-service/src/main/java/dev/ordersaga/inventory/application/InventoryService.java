@@ -160,16 +160,33 @@ public class InventoryService {
     }
 
     /**
+     * The counts a conditional set accepts: any existing SKU's ({@link #ANY}, If-Match's bare *), or those whose
+     * {@link Stock#tag()} is one of {@code tags}.
+     */
+    public record IfMatch(boolean anyExisting, Set<String> tags) {
+
+        public static final IfMatch ANY = new IfMatch(true, Set.of());
+
+        public IfMatch {
+            tags = Set.copyOf(tags);
+        }
+
+        boolean admits(String tag) {
+            return anyExisting || tags.contains(tag);
+        }
+    }
+
+    /**
      * PUT /stock/{sku} with If-Match: sets the available units only while the SKU's counts are what the caller read.
      *
-     * @param expectedTags the {@link Stock#tag()}s the caller accepts; any existing SKU's when it holds "*"
+     * @param expected the counts the caller accepts
      * @throws StockChangedException when the SKU is missing or its counts differ (nothing is changed)
      */
     @Transactional
-    public Stock setAvailable(String sku, int quantity, Set<String> expectedTags) {
+    public Stock setAvailable(String sku, int quantity, IfMatch expected) {
         Stock row = stock.findByIdOptional(sku, LockModeType.PESSIMISTIC_WRITE)
                 .orElseThrow(() -> new StockChangedException(sku, null));
-        if (!expectedTags.contains("*") && !expectedTags.contains(row.tag())) {
+        if (!expected.admits(row.tag())) {
             throw new StockChangedException(sku, row);
         }
         return adjusted(row, quantity);

@@ -61,7 +61,7 @@ public class StockResource {
             stock = inventory.setAvailable(sku, request.quantity());
         } else {
             try {
-                stock = inventory.setAvailable(sku, request.quantity(), strongTags(ifMatch));
+                stock = inventory.setAvailable(sku, request.quantity(), ifMatch(ifMatch));
             } catch (StockChangedException changed) {
                 Response.ResponseBuilder refused = Response.status(Response.Status.PRECONDITION_FAILED)
                         .type(Problem.MEDIA_TYPE)
@@ -81,22 +81,25 @@ public class StockResource {
         return Response.ok(StockView.of(stock)).tag(new EntityTag(stock.tag())).build();
     }
 
-    /** The opaque parts of If-Match's strong tags, or "*"; weak ones are left out, as they never match. */
-    static Set<String> strongTags(String ifMatch) {
+    /**
+     * If-Match as the counts it admits: any existing SKU's for a bare *, else the opaque parts of its strong tags; weak
+     * ones are left out, as they never match. A quoted "*" is a tag like any other, which no counts have.
+     */
+    static InventoryService.IfMatch ifMatch(String ifMatch) {
         if (!IF_MATCH.matcher(ifMatch).matches()) {
             throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid header",
                     "If-Match is \"*\" or a list of quoted entity tags, as a GET of the stock answers in ETag");
         }
-        Set<String> tags = new LinkedHashSet<>();
         if (ifMatch.strip().equals("*")) {
-            tags.add("*");
+            return InventoryService.IfMatch.ANY;
         }
+        Set<String> tags = new LinkedHashSet<>();
         Matcher tag = ENTITY_TAG.matcher(ifMatch);
         while (tag.find()) {
             if (tag.group(1) == null) {
                 tags.add(tag.group(2));
             }
         }
-        return tags;
+        return new InventoryService.IfMatch(false, tags);
     }
 }

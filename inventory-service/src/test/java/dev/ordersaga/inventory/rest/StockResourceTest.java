@@ -113,6 +113,14 @@ class StockResourceTest {
         asOperator().contentType(ContentType.JSON).header("If-Match", "W/\"5-0-0\"").body("{\"quantity\": 1}")
                 .when().put("/stock/" + sku)
                 .then().statusCode(412);
+        // a quoted * is an entity tag, which no counts have, not the wildcard
+        for (String quoted : List.of("\"*\"", "\"0-0-0\", \"*\"")) {
+            asOperator().contentType(ContentType.JSON).header("If-Match", quoted).body("{\"quantity\": 1}")
+                    .when().put("/stock/" + sku)
+                    .then().statusCode(412)
+                    .contentType("application/problem+json");
+        }
+        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing set").isEqualTo("5/0/0");
         asOperator().contentType(ContentType.JSON).header("If-Match", "*").body("{\"quantity\": 1}")
                 .when().put("/stock/" + sku)
                 .then().statusCode(200)
