@@ -37,6 +37,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.Currency;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -85,6 +86,7 @@ public class OrderResource {
             }
             checkHeader(IDEMPOTENCY_KEY, "Invalid idempotency key", idempotencyKey.get(), MAX_IDEMPOTENCY_KEY);
         }
+        checkAmountsIn(request);
         List<OrderItem> items = request.items().stream().map(i -> new OrderItem(i.sku(), i.quantity(), i.unitPrice())).toList();
         BigDecimal total = Order.totalOf(items);
         if (total.signum() <= 0) {
@@ -114,6 +116,33 @@ public class OrderResource {
                 .header(Correlation.HEADER, order.correlationId())
                 .entity(new OrderCreatedResponse(order.id(), order.status().name(), order.correlationId()))
                 .build();
+    }
+
+    /**
+     * The provider charges in the currency's minor unit: a code it does not know, or a price finer than a cent (a yen),
+     * would be declined or rounded after the stock was reserved, and a rounded charge would not match the order's total
+     * or its refund.
+     */
+    private static void checkAmountsIn(CreateOrderRequest request) {
+        int minorUnitDigits;
+        try {
+            minorUnitDigits = Currency.getInstance(request.currency()).getDefaultFractionDigits();
+        } catch (IllegalArgumentException unknown) {
+            minorUnitDigits = -1;
+        }
+        if (minorUnitDigits < 0) {
+            throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid currency",
+                    "currency " + request.currency() + " is no ISO 4217 currency that money is charged in");
+        }
+        for (int i = 0; i < request.items().size(); i++) {
+            BigDecimal price = request.items().get(i).unitPrice();
+            if (price.stripTrailingZeros().scale() > minorUnitDigits) {
+                throw new ProblemException(Response.Status.BAD_REQUEST, "Invalid unit price",
+                        "items[" + i + "].unitPrice " + price.toPlainString() + " is finer than " + request.currency()
+                                + "'s minor unit (" + minorUnitDigits + " decimal" + (minorUnitDigits == 1 ? "" : "s")
+                                + ")");
+            }
+        }
     }
 
     /**

@@ -281,6 +281,32 @@ class OrderResourceTest {
     }
 
     @Test
+    void aPriceFinerThanTheCurrencysMinorUnitOrAnUnknownCurrencyIsRejectedAndNothingIsWritten() throws SQLException {
+        // the provider charges in cents (in yen): such an order would be declined or rounded after stock was reserved
+        List<String> bodies = List.of(
+                Orders.requestJson("SKU-MUG", 1, "10.001", "tok_ok"),
+                Orders.requestJson("SKU-MUG", 1, "10.5", "tok_ok").replace("\"EUR\"", "\"JPY\""),
+                Orders.requestJson("SKU-MUG", 1, "10.50", "tok_ok").replace("\"EUR\"", "\"ABC\""),
+                Orders.requestJson("SKU-MUG", 1, "10.50", "tok_ok").replace("\"EUR\"", "\"XXX\""));
+        List<String> titles = List.of("Invalid unit price", "Invalid unit price", "Invalid currency", "Invalid currency");
+        for (int i = 0; i < bodies.size(); i++) {
+            String correlationId = "minor-unit-" + UUID.randomUUID();
+            given().contentType(ContentType.JSON).header("X-Correlation-Id", correlationId).body(bodies.get(i))
+                    .when().post("/orders")
+                    .then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("title", equalTo(titles.get(i)));
+            assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
+        }
+        // trailing zeros past the minor unit are no finer, and a whole number of yen is fine
+        given().contentType(ContentType.JSON).body(Orders.requestJson("SKU-MUG", 1, "10.5000", "tok_ok"))
+                .when().post("/orders").then().statusCode(201);
+        given().contentType(ContentType.JSON)
+                .body(Orders.requestJson("SKU-MUG", 1, "1050", "tok_ok").replace("\"EUR\"", "\"JPY\""))
+                .when().post("/orders").then().statusCode(201);
+    }
+
+    @Test
     void aUnitPriceWhoseExponentOverflowsTheDigitCountIsRejectedNamingTheField() throws SQLException {
         // 1e2147483647 has a scale of -2147483647: @Digits alone counts its integer digits in an int and let it pass,
         // and the total's sum then threw (a 500)
