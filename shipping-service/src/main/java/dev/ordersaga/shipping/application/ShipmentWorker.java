@@ -167,7 +167,7 @@ public class ShipmentWorker {
                 shipping.onCancelledAtCarrier(work.shipmentId(), null);
                 return;
             } else if (lookup instanceof CarrierClient.LookupFailed failed) {
-                shipping.onCancelFailed(work, failed.reason());
+                shipping.onCancelFailed(work, null, failed.reason(), failed.refused());
                 return;
             } else if (lookup instanceof CarrierClient.Found found) {
                 carrierShipmentId = found.carrierShipmentId();
@@ -184,9 +184,11 @@ public class ShipmentWorker {
             // the id came from the carrier (its answer to the create, a lookup or its report), so a 404 is its
             // error (a lagging replica, a gateway mid-deploy), not "nothing to cancel": taken for a cancel, the order
             // would be refunded while the parcel may still go out. Retried with an alert, as for a surplus parcel.
-            shipping.onCancelFailed(work, "the carrier does not know shipment " + carrierShipmentId);
+            shipping.onCancelFailed(work, carrierShipmentId, "the carrier does not know shipment " + carrierShipmentId,
+                    true);
         } else if (result instanceof CarrierClient.CancelFailed failed) {
-            shipping.onCancelFailed(work, failed.reason());
+            // a parcel the lookup found is kept with the failure: cancelled by its id from now on
+            shipping.onCancelFailed(work, carrierShipmentId, failed.reason(), failed.refused());
         } else {
             throw new IllegalStateException("unknown carrier answer " + result);
         }

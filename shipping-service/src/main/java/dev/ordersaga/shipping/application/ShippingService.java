@@ -404,13 +404,13 @@ public class ShippingService {
 
     /** A failed compensation: alert, count, and schedule the next attempt (there is always one). */
     @Transactional
-    public void onCancelFailed(CarrierWork work, String reason) {
+    public void onCancelFailed(CarrierWork work, String parcel, String reason, boolean refused) {
         UUID shipmentId = work.shipmentId();
         onShipment(shipmentId, shipment -> {
             if (!shipment.isClaimedBy(work.claimedUntil())) {
                 return ignoreReplaced(shipment, work, "failure (" + reason + ")");
             }
-            shipment.noteCancelFailed(work.claimedUntil(), reason, Instant.now(), retryPolicy());
+            shipment.noteCancelFailed(work.claimedUntil(), parcel, reason, refused, Instant.now(), retryPolicy());
             compensationFailures.increment();
             LOG.errorf("ALERT compensation failed: shipment cancel of order %s (shipment %s) attempt %d: %s; next "
                             + "attempt at %s", shipment.orderId(), shipmentId, shipment.cancelAttempts(), reason,

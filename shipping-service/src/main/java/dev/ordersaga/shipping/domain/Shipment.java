@@ -94,6 +94,13 @@ public class Shipment {
     @Column(name = "cancel_attempts", nullable = false)
     private int cancelAttempts;
 
+    /**
+     * The carrier's last answer to the cancellation was a refusal (a 4xx, the 404 of a parcel it gave us), not a call
+     * left unanswered: only then may an operator's word end it. Cleared by every claim.
+     */
+    @Column(name = "cancel_refused", nullable = false)
+    private boolean cancelRefused;
+
     /** When the carrier is to be called next; null when there is nothing to call. */
     @Column(name = "next_attempt_at")
     private Instant nextAttemptAt;
@@ -160,6 +167,7 @@ public class Shipment {
         shipment.creationUncertain = progress.creationUncertain();
         shipment.attempts = progress.attempts();
         shipment.cancelAttempts = progress.cancelAttempts();
+        shipment.cancelRefused = progress.cancelRefused();
         shipment.nextAttemptAt = progress.nextAttemptAt();
         shipment.claimedUntil = progress.claimedUntil();
         shipment.carrierShipmentId = progress.carrierShipmentId();
@@ -241,6 +249,8 @@ public class Shipment {
                 }
                 // as the column keeps it (microseconds): the claim is compared with the row it is read back from
                 claimedUntil = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
+                // the call now made may cancel, or find the parcel, whatever the last one was answered
+                cancelRefused = false;
                 touch(now);
             }
             default -> throw illegal("startAttempt");
@@ -473,8 +483,9 @@ public class Shipment {
         if (isInFlight(now)) {
             return Optional.of("has a call to the carrier under way until " + claimedUntil + ", whose answer decides");
         }
-        if (cancelAttempts == 0) {
-            return Optional.of("has had no cancel call refused yet: the carrier is asked first");
+        if (!cancelRefused) {
+            return Optional.of("has had no cancel call refused by the carrier yet (none answered, or none made: the "
+                    + "parcel may yet be cancelled or found): the carrier is asked first");
         }
         return Optional.empty();
     }
@@ -491,18 +502,33 @@ public class Shipment {
         return status == ShipmentStatus.CANCELLED ? Optional.of(cancellationAnswer()) : Optional.empty();
     }
 
+    /** {@link #noteCancelFailed(Instant, String, String, boolean, Instant, RetryPolicy)} of a call left unanswered. */
+    public void noteCancelFailed(Instant claim, String error, Instant now, RetryPolicy policy) {
+        noteCancelFailed(claim, null, error, false, now, policy);
+    }
+
     /**
      * The cancellation failed: a failed compensation, tried again with backoff, for ever. Stays CANCELLING. Ignored if
-     * {@code claim} is no longer the row's, as {@link #noteCarrierUnavailable} is.
+     * {@code claim} is no longer the row's, as {@link #noteCarrierUnavailable} is. A parcel a lookup by key found is
+     * kept, to be cancelled by its id from then on: a later lookup that finds none (a lagging replica) must not end a
+     * cancellation whose parcel was seen.
      *
-     * @param claim the {@link #claimedUntil} of the claim the call was made under
+     * @param claim   the {@link #claimedUntil} of the claim the call was made under
+     * @param parcel  the parcel whose cancel failed (the row's, or one a lookup by key found); null if a lookup failed
+     * @param refused the carrier answered with a refusal, rather than leave the call unanswered
      */
-    public void noteCancelFailed(Instant claim, String error, Instant now, RetryPolicy policy) {
+    public void noteCancelFailed(Instant claim, String parcel, String error, boolean refused, Instant now,
+                                 RetryPolicy policy) {
         if (!isClaimedBy(claim)) {
             return;
         }
         switch (status) {
             case CANCELLING -> {
+                if (parcel != null && carrierShipmentId == null) {
+                    carrierShipmentId = parcel;
+                }
+                // a refusal about another parcel than the row's (one recorded meanwhile) says nothing of the row's
+                cancelRefused = refused && Objects.equals(parcel, carrierShipmentId);
                 cancelAttempts++;
                 lastError = truncate(error);
                 claimedUntil = null;
@@ -556,6 +582,7 @@ public class Shipment {
     private void startCancelling(Instant now) {
         status = ShipmentStatus.CANCELLING;
         cancelAttempts = 0;
+        cancelRefused = false;
         nextAttemptAt = now;
         claimedUntil = null;
     }
@@ -604,15 +631,15 @@ public class Shipment {
      * never changes after the shipment is opened.
      */
     public record Progress(ShipmentStatus status, Address address, boolean paid, boolean cancelRequested,
-                           boolean creationUncertain, int attempts, int cancelAttempts, Instant nextAttemptAt,
-                           Instant claimedUntil, String carrierShipmentId, String lastError, UUID causedByEventId,
-                           UUID cancelCausedByEventId, Instant updatedAt, long version) {
+                           boolean creationUncertain, int attempts, int cancelAttempts, boolean cancelRefused,
+                           Instant nextAttemptAt, Instant claimedUntil, String carrierShipmentId, String lastError,
+                           UUID causedByEventId, UUID cancelCausedByEventId, Instant updatedAt, long version) {
     }
 
     public Progress progress() {
         return new Progress(status, address, paid, cancelRequested, creationUncertain, attempts, cancelAttempts,
-                nextAttemptAt, claimedUntil, carrierShipmentId, lastError, causedByEventId, cancelCausedByEventId,
-                updatedAt, version);
+                cancelRefused, nextAttemptAt, claimedUntil, carrierShipmentId, lastError, causedByEventId,
+                cancelCausedByEventId, updatedAt, version);
     }
 
     /** {@code claim} is the row's claim (none, if the row is not claimed): a caller's outcome is for the row as it is. */
@@ -673,6 +700,10 @@ public class Shipment {
 
     public int cancelAttempts() {
         return cancelAttempts;
+    }
+
+    public boolean cancelRefused() {
+        return cancelRefused;
     }
 
     public Instant nextAttemptAt() {

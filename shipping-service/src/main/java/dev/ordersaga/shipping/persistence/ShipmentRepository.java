@@ -54,7 +54,7 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
             id, correlation_id, created_at, status, ship_name, ship_line1, ship_line2, ship_city,
             ship_postal_code, ship_country, paid, cancel_requested, creation_uncertain, attempts,
             cancel_attempts, next_attempt_at, claimed_until, carrier_shipment_id, last_error,
-            caused_by_event_id, cancel_caused_by_event_id, updated_at, version""";
+            caused_by_event_id, cancel_caused_by_event_id, updated_at, version, cancel_refused""";
 
     private static final String LOCK_BY_ORDER_ID = "SELECT " + COLUMNS + " FROM shipment WHERE order_id = ? FOR NO KEY UPDATE";
 
@@ -84,7 +84,7 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
                 row.getString(9), row.getString(10));
         return Shipment.stored(row.getObject(1, UUID.class), orderId, row.getString(2), row.getTimestamp(3).toInstant(),
                 new Shipment.Progress(ShipmentStatus.valueOf(row.getString(4)), address, row.getBoolean(11),
-                        row.getBoolean(12), row.getBoolean(13), row.getInt(14), row.getInt(15),
+                        row.getBoolean(12), row.getBoolean(13), row.getInt(14), row.getInt(15), row.getBoolean(24),
                         SqlParameters.getInstant(row, 16), SqlParameters.getInstant(row, 17), row.getString(18),
                         row.getString(19), row.getObject(20, UUID.class), row.getObject(21, UUID.class),
                         row.getTimestamp(22).toInstant(), row.getLong(23)));
@@ -108,7 +108,7 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
     public Optional<Shipment> lockByIdForChange(UUID id) {
         TransactionalWrites.Write lock = new TransactionalWrites.Write(LOCK_BY_ID, 1,
                 (read, first) -> read.setObject(first, id));
-        return writes.readOne(lock, row -> stored(row.getObject(24, UUID.class), row), () -> "lock shipment " + id);
+        return writes.readOne(lock, row -> stored(row.getObject(25, UUID.class), row), () -> "lock shipment " + id);
     }
 
     // both bind the columns a step may change through setProgress: in the same order in each
@@ -117,18 +117,19 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
                                   status, paid, cancel_requested, creation_uncertain, ship_name, ship_line1, ship_line2,
                                   ship_city, ship_postal_code, ship_country, attempts, cancel_attempts, next_attempt_at,
                                   claimed_until, carrier_shipment_id, last_error, caused_by_event_id,
-                                  cancel_caused_by_event_id, updated_at, version)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)""";
+                                  cancel_caused_by_event_id, updated_at, cancel_refused, version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)""";
 
     private static final String UPDATE = """
             UPDATE shipment SET status = ?, paid = ?, cancel_requested = ?, creation_uncertain = ?, ship_name = ?,
                                 ship_line1 = ?, ship_line2 = ?, ship_city = ?, ship_postal_code = ?, ship_country = ?,
                                 attempts = ?, cancel_attempts = ?, next_attempt_at = ?, claimed_until = ?,
                                 carrier_shipment_id = ?, last_error = ?, caused_by_event_id = ?,
-                                cancel_caused_by_event_id = ?, updated_at = ?, version = version + 1
+                                cancel_caused_by_event_id = ?, updated_at = ?, cancel_refused = ?,
+                                version = version + 1
             WHERE id = ? AND version = ?""";
 
-    private static final int PROGRESS_COLUMNS = 19;
+    private static final int PROGRESS_COLUMNS = 20;
 
     /**
      * The write that stores a shipment opened in this transaction, to send with its first event, if it has one, in
@@ -192,6 +193,7 @@ public class ShipmentRepository implements PanacheRepositoryBase<Shipment, UUID>
         SqlParameters.setUuid(statement, first + 16, progress.causedByEventId());
         SqlParameters.setUuid(statement, first + 17, progress.cancelCausedByEventId());
         statement.setTimestamp(first + 18, Timestamp.from(progress.updatedAt()));
+        statement.setBoolean(first + 19, progress.cancelRefused());
     }
 
     /** The shipment, locked until the transaction ends; empty if it is gone or another transaction holds it. */

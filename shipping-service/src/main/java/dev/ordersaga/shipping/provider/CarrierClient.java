@@ -91,7 +91,8 @@ public class CarrierClient {
     public record NotFound() implements LookupResult {
     }
 
-    public record LookupFailed(String reason) implements LookupResult {
+    /** @param refused the carrier answered, refusing the lookup (a 4xx but 404, 408, 429), rather than not at all */
+    public record LookupFailed(String reason, boolean refused) implements LookupResult {
     }
 
     public sealed interface CancelResult {
@@ -104,7 +105,13 @@ public class CarrierClient {
     public record UnknownShipment() implements CancelResult {
     }
 
-    public record CancelFailed(String reason) implements CancelResult {
+    /** @param refused the carrier answered, refusing the cancel (a 4xx but 404, 408, 429), rather than not at all */
+    public record CancelFailed(String reason, boolean refused) implements CancelResult {
+    }
+
+    /** A 4xx but 408 and 429, which ask to be called again: the carrier read the request and will not do it. */
+    static boolean refusal(int status) {
+        return status >= 400 && status < 500 && status != 408 && status != 429;
     }
 
     /** POST /v1/shipments with {@code Idempotency-Key: <idempotencyKey>}. */
@@ -138,19 +145,19 @@ public class CarrierClient {
         try {
             response = http.exchange("GET", "/v1/shipments/" + encode(idempotencyKey), Map.of(), null);
         } catch (IOException e) {
-            return new LookupFailed(failure(e));
+            return new LookupFailed(failure(e), false);
         }
         int status = response.status();
         if (status == 200) {
             String carrierId = field(response.body(), "shipmentId");
             return ProviderIds.keepable(carrierId, ID_WIDTH) ? new Found(carrierId, field(response.body(), "status"))
                     : new LookupFailed("carrier answered 200 with " + ProviderIds.whyNotKept(carrierId, ID_WIDTH)
-                            + " for the shipment");
+                            + " for the shipment", true);
         }
         if (status == 404) {
             return new NotFound();
         }
-        return new LookupFailed("carrier answered " + status + describe(response.body()));
+        return new LookupFailed("carrier answered " + status + describe(response.body()), refusal(status));
     }
 
     /**
@@ -174,7 +181,7 @@ public class CarrierClient {
             response = http.exchange("POST", "/v1/shipments/" + encode(carrierShipmentId) + "/cancel",
                     Map.of("Idempotency-Key", idempotencyKey), "");
         } catch (IOException e) {
-            return new CancelFailed(failure(e));
+            return new CancelFailed(failure(e), false);
         }
         int status = response.status();
         if (status == 200 || status == 201) {
@@ -182,14 +189,15 @@ public class CarrierClient {
             if (answeredFor != null && !answeredFor.equals(carrierShipmentId)) {
                 // the carrier replayed what the key did first: this shipment was not cancelled
                 return new CancelFailed("carrier answered the cancel of " + carrierShipmentId + " with shipment "
-                        + answeredFor + ": idempotency key " + idempotencyKey + " cancelled another shipment before");
+                        + answeredFor + ": idempotency key " + idempotencyKey + " cancelled another shipment before",
+                        true);
             }
             return new Cancelled();
         }
         if (status == 404) {
             return new UnknownShipment();
         }
-        return new CancelFailed("carrier answered " + status + describe(response.body()));
+        return new CancelFailed("carrier answered " + status + describe(response.body()), refusal(status));
     }
 
     /** A shipment the carrier created, as its shipment report lists it, with its status now. */

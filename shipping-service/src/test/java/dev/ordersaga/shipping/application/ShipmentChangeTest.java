@@ -199,9 +199,10 @@ class ShipmentChangeTest {
                 INSERT INTO shipment (id, order_id, status, paid, cancel_requested, creation_uncertain,
                     ship_name, ship_line1, ship_line2, ship_city, ship_postal_code, ship_country,
                     attempts, cancel_attempts, next_attempt_at, claimed_until, carrier_shipment_id, last_error,
-                    correlation_id, caused_by_event_id, cancel_caused_by_event_id, created_at, updated_at, version)
+                    correlation_id, caused_by_event_id, cancel_caused_by_event_id, created_at, updated_at, version,
+                    cancel_refused)
                 VALUES (?, ?, 'CANCELLED', true, true, true, 'Ada Lovelace', '12 St James Square', 'Flat 2', 'London',
-                    'SW1Y 4JH', 'GB', 3, 2, ?, ?, 'carrier-7', 'timed out', ?, ?, ?, ?, ?, 11)""")) {
+                    'SW1Y 4JH', 'GB', 3, 2, ?, ?, 'carrier-7', 'timed out', ?, ?, ?, ?, ?, 11, true)""")) {
             ps.setObject(1, shipmentId);
             ps.setObject(2, orderId);
             ps.setTimestamp(3, Timestamp.from(nextAttemptAt));
@@ -228,8 +229,8 @@ class ShipmentChangeTest {
         assertThat(read.createdAt()).isEqualTo(createdAt);
         assertThat(read.progress()).isEqualTo(new Shipment.Progress(ShipmentStatus.CANCELLED,
                 new Address("Ada Lovelace", "12 St James Square", "Flat 2", "London", "SW1Y 4JH", "GB"), true, true,
-                true, 3, 2, nextAttemptAt, claimedUntil, "carrier-7", "timed out", causedBy, cancelCausedBy, updatedAt,
-                11));
+                true, 3, 2, true, nextAttemptAt, claimedUntil, "carrier-7", "timed out", causedBy, cancelCausedBy,
+                updatedAt, 11));
 
         InboxClaim again = claimOf(event);
         QuarkusTransaction.requiringNew().run(() -> shipments.lockByOrderIdForChange(orderId, again));

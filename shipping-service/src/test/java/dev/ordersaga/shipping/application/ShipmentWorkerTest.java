@@ -738,6 +738,7 @@ class ShipmentWorkerTest {
         Shipment shipment = row(orderId);
         assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
         assertThat(shipment.cancelAttempts()).isEqualTo(1);
+        assertThat(shipment.cancelRefused()).as("the carrier's answer, which an operator may settle").isTrue();
         assertThat(published.typesCommittedSoFar(outbox, orderId, saga.correlationId(), WAIT))
                 .as("the order is not refunded on it").doesNotContain("ShipmentCancelled");
     }
@@ -763,10 +764,15 @@ class ShipmentWorkerTest {
                 .contentType("application/problem+json").body("detail", containsString("under way"));
         alter(shipmentId, "claimed_until = NULL");
         operator().body(body).post(confirm, orderId).then().statusCode(409)
-                .body("detail", containsString("no cancel call refused yet"));
+                .body("detail", containsString("no cancel call refused by the carrier yet"));
+        // a call left unanswered may yet cancel
+        alter(shipmentId, "cancel_attempts = 1, last_error = 'timed out'");
+        operator().body(body).post(confirm, orderId).then().statusCode(409)
+                .body("detail", containsString("no cancel call refused by the carrier yet"));
         // as the worker leaves it after three 404s for the parcel
         // (aParcelTheCarrierDeniesKnowingIsNotTakenForCancelled)
-        alter(shipmentId, "cancel_attempts = 3, last_error = ?", "the carrier does not know shipment " + unknown);
+        alter(shipmentId, "cancel_attempts = 3, cancel_refused = true, last_error = ?",
+                "the carrier does not know shipment " + unknown);
 
         given().contentType(ContentType.JSON).body(body).post(confirm, orderId).then().statusCode(401);
         operator().body("{\"carrierShipmentId\": \"" + unknown + "\", \"reason\": \" \"}").post(confirm, orderId)

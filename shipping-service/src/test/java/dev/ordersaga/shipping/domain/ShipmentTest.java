@@ -131,11 +131,19 @@ class ShipmentTest {
     void aCancelTheCarrierRefusedIsConfirmedByHandForItsParcelOnly() {
         Shipment shipment = in(Situation.CANCELLING);
         assertThat(shipment.whyNotConfirmable("shp_1", NOW)).hasValueSatisfying(why -> assertThat(why)
-                .contains("no cancel call refused yet"));
+                .contains("no cancel call refused by the carrier yet"));
         shipment.startAttempt(NOW, LEASE);
         assertThat(shipment.whyNotConfirmable("shp_1", NOW)).hasValueSatisfying(why -> assertThat(why)
                 .contains("under way"));
-        shipment.noteCancelFailed(shipment.claimedUntil(), "the carrier does not know shipment shp_1", NOW, POLICY);
+        // a call left unanswered (a timeout, a 5xx) may yet cancel: the carrier is asked again first
+        shipment.noteCancelFailed(shipment.claimedUntil(), "shp_1", "timed out", false, NOW, POLICY);
+        assertThat(shipment.cancelRefused()).isFalse();
+        assertThat(shipment.whyNotConfirmable("shp_1", NOW)).hasValueSatisfying(why -> assertThat(why)
+                .contains("no cancel call refused by the carrier yet"));
+        shipment.startAttempt(NOW, LEASE);
+        shipment.noteCancelFailed(shipment.claimedUntil(), "shp_1", "the carrier does not know shipment shp_1", true,
+                NOW, POLICY);
+        assertThat(shipment.cancelRefused()).isTrue();
         assertThat(shipment.whyNotConfirmable("shp_2", NOW)).hasValueSatisfying(why -> assertThat(why)
                 .contains("is parcel shp_1, not shp_2"));
         assertThatThrownBy(() -> shipment.confirmCancelledByHand("shp_2", "ada", "by phone", NOW))
@@ -148,6 +156,42 @@ class ShipmentTest {
         assertThat(shipment.lastError()).isEqualTo("confirmed cancelled at the carrier by operator ada: by phone");
         assertThat(shipment.nextAttemptAt()).isNull();
         assertThat(shipment.whyNotConfirmable("shp_1", NOW)).as("asked again, it holds").isEmpty();
+    }
+
+    /** Every claim may cancel, or find the parcel: the last refusal stands only until the next call is made. */
+    @Test
+    void aClaimClearsTheRefusal() {
+        Shipment shipment = in(Situation.CANCELLING);
+        shipment.startAttempt(NOW, LEASE);
+        shipment.noteCancelFailed(shipment.claimedUntil(), "shp_1", "carrier answered 409", true, NOW, POLICY);
+        assertThat(shipment.cancelRefused()).isTrue();
+        shipment.startAttempt(NOW.plus(Duration.ofHours(1)), LEASE);
+        assertThat(shipment.cancelRefused()).isFalse();
+    }
+
+    /**
+     * A parcel a lookup by key found is kept when its cancel fails: cancelled by its id from then on, so that a later
+     * lookup that finds none (a carrier's lagging replica) cannot end the cancellation while the parcel may go out.
+     */
+    @Test
+    void aParcelALookupFoundIsKeptWhenItsCancelFails() {
+        Shipment shipment = in(Situation.CANCELLING_LOOKUP);
+        assertThat(shipment.carrierShipmentId()).isNull();
+        shipment.startAttempt(NOW, LEASE);
+        shipment.noteCancelFailed(shipment.claimedUntil(), "shp_found", "carrier answered 503", false, NOW, POLICY);
+        assertThat(shipment.carrierShipmentId()).isEqualTo("shp_found");
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+
+        // a lookup's "none" afterwards ends nothing: the parcel seen is cancelled next, by its id
+        shipment.startAttempt(NOW.plus(Duration.ofHours(1)), LEASE);
+        assertThat(shipment.noteCancelled(null, NOW.plus(Duration.ofHours(1)))).isEmpty();
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CANCELLING);
+        assertThat(shipment.carrierShipmentId()).isEqualTo("shp_found");
+
+        // a refusal of a lookup says nothing of the parcel the row knows
+        shipment.startAttempt(NOW.plus(Duration.ofHours(2)), LEASE);
+        shipment.noteCancelFailed(shipment.claimedUntil(), null, "carrier answered 400", true, NOW, POLICY);
+        assertThat(shipment.cancelRefused()).isFalse();
     }
 
     @Test

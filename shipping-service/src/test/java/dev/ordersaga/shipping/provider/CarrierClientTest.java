@@ -127,7 +127,10 @@ class CarrierClientTest {
         assertThat(client.cancel(first, cancelKey)).isInstanceOf(Cancelled.class);
 
         assertThat(client.cancel(second, cancelKey)).isInstanceOfSatisfying(CarrierClient.CancelFailed.class,
-                failed -> assertThat(failed.reason()).contains(first).contains(cancelKey));
+                failed -> {
+                    assertThat(failed.reason()).contains(first).contains(cancelKey);
+                    assertThat(failed.refused()).as("the key will never cancel this one").isTrue();
+                });
         assertThat(controls.shipmentsOf(orderId)).filteredOn(s -> s.shipmentId().equals(second)).singleElement()
                 .satisfies(s -> assertThat(s.status()).isEqualTo("created"));
     }
@@ -139,7 +142,35 @@ class CarrierClientTest {
         controls.slow(TIMEOUT.toMillis() + 700);
         var result = client.cancel(carrierId);
         controls.slow(0);
-        assertThat(result).isInstanceOf(CarrierClient.CancelFailed.class);
+        assertThat(result).isInstanceOfSatisfying(CarrierClient.CancelFailed.class,
+                failed -> assertThat(failed.refused()).as("unanswered: it may yet cancel").isFalse());
+    }
+
+    /** A 4xx is the carrier refusing what it read; 408, 429 and a 5xx ask to be called again, as no answer does. */
+    @Test
+    void onlyAFourHundredButTimeoutAndTooManyIsARefusal() throws Exception {
+        int[] status = new int[1];
+        HttpServer carrier = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        carrier.createContext("/v1/shipments", exchange -> {
+            exchange.sendResponseHeaders(status[0], -1);
+            exchange.close();
+        });
+        carrier.start();
+        try {
+            CarrierClient client = new CarrierClient("http://127.0.0.1:" + carrier.getAddress().getPort(), TIMEOUT);
+            for (int answered : new int[] {400, 403, 409, 410, 408, 429, 500, 502}) {
+                status[0] = answered;
+                boolean refusal = answered < 500 && answered != 408 && answered != 429;
+                assertThat(client.cancel("shp_1")).as("cancel answered %d", answered)
+                        .isInstanceOfSatisfying(CarrierClient.CancelFailed.class,
+                                failed -> assertThat(failed.refused()).isEqualTo(refusal));
+                assertThat(client.find("key")).as("lookup answered %d", answered)
+                        .isInstanceOfSatisfying(CarrierClient.LookupFailed.class,
+                                failed -> assertThat(failed.refused()).isEqualTo(refusal));
+            }
+        } finally {
+            carrier.stop(0);
+        }
     }
 
     /** Recorded, such an id would fail the shipment's transaction on every attempt, the call made again each time. */
@@ -176,7 +207,9 @@ class CarrierClientTest {
         CarrierClient nowhere = new CarrierClient("http://127.0.0.1:" + freePort, TIMEOUT);
         assertThat(nowhere.create(UUID.randomUUID().toString(), "ref", ADA))
                 .isInstanceOfSatisfying(Unavailable.class, u -> assertThat(u.uncertain()).isFalse());
-        assertThat(nowhere.find("key")).isInstanceOf(CarrierClient.LookupFailed.class);
-        assertThat(nowhere.cancel("shp_1")).isInstanceOf(CarrierClient.CancelFailed.class);
+        assertThat(nowhere.find("key")).isInstanceOfSatisfying(CarrierClient.LookupFailed.class,
+                failed -> assertThat(failed.refused()).isFalse());
+        assertThat(nowhere.cancel("shp_1")).isInstanceOfSatisfying(CarrierClient.CancelFailed.class,
+                failed -> assertThat(failed.refused()).isFalse());
     }
 }
