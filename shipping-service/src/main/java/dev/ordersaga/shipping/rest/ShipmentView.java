@@ -13,6 +13,7 @@ public record ShipmentView(UUID shipmentId, UUID orderId, String status, int att
     static ShipmentView of(Shipment shipment) {
         return new ShipmentView(shipment.id(), shipment.orderId(), shipment.status().name(), shipment.attempts(),
                 shipment.nextAttemptAt(), shipment.carrierShipmentId(), shipment.lastError(),
-                shipment.isCancelRequested(), shipment.cancelAttempts(), shipment.cancelRefused(), shipment.updatedAt());
+                shipment.isCancelRequested(), shipment.cancelAttempts(), shipment.cancelRefused(),
+                shipment.updatedAt());
     }
 }
