@@ -752,6 +752,11 @@ public class CdcRelay {
             p.setProperty("driver.socketFactory", ListeningSlotSocketFactory.class.getName());
             p.setProperty("driver.socketFactoryArg", Long.toString(Math.max(1, slotListen.toMillis())));
         }
+        // every error ends the engine and comes back to the supervisor, which prepares publication and slot again:
+        // Debezium's own retries (unlimited by default) restart the task inside the engine, past prepareSlot, so a slot
+        // PostgreSQL invalidated while it streamed was waited for half an hour (900 looks for its position), and a
+        // dropped publication or a revoked login looped for ever, the relay STREAMING and every event meanwhile lost
+        p.setProperty("errors.max.retries", "0");
         // a taken-over slot may still look active for a moment after its old reader died
         p.setProperty("slot.max.retries", "10");
         p.setProperty("slot.retry.delay.ms", "1000");

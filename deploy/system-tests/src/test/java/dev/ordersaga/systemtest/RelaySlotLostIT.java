@@ -69,6 +69,50 @@ class RelaySlotLostIT {
     }
 
     /**
+     * The slot can also be lost while the relay streams from it: PostgreSQL invalidates a slot whose reader lags past
+     * {@code max_slot_wal_keep_size} (a Kafka outage, a long transaction holding it back, here a reader that stopped
+     * answering) and ends its walsender. The engine's error comes back to the relay, which replaces the slot with the
+     * alarm. Left to Debezium's own retries, the task restarted inside the engine, past the relay's check of the slot,
+     * and looked for the slot's position for half an hour, the relay saying STREAMING and every event meanwhile lost.
+     */
+    @Test
+    void aSlotInvalidatedWhileTheRelayStreamsIsReplacedWithTheAlarm() throws Exception {
+        try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS);
+             ServiceProcess order = ServiceProcess.start("order-service", "slot-lost-streaming-order", 18181, Map.of())
+                     .awaitReady()) {
+            order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+            orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+
+            // the service frozen, its walsender stays and its slot stops moving; PostgreSQL ends that walsender as it
+            // invalidates the slot
+            signal(order, "STOP");
+            try {
+                assertThat(activeReader(SLOT)).as("the frozen relay's walsender").isTrue();
+                invalidate(SLOT);
+            } finally {
+                signal(order, "CONT");
+            }
+
+            await("the relay's alarm").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
+                    .until(() -> order.logContains("ALERT CDC relay of order: replication slot " + SLOT
+                            + " is invalidated"));
+            order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+            assertThat(walStatus(SLOT)).isIn("reserved", "extended");
+            orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+        }
+    }
+
+    private static void signal(ServiceProcess service, String signal) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(service.pid())).inheritIO().start();
+        assertThat(kill.waitFor()).as("kill -%s", signal).isZero();
+    }
+
+    private static boolean activeReader(String slot) throws SQLException {
+        return Databases.count("order_db", "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active",
+                slot) == 1;
+    }
+
+    /**
      * An operator moved the slot on past what the relay had stored (pg_replication_slot_advance, say, to be rid of a
      * backlog). Debezium refuses to resume from an offset its slot has passed, and the relay failed on it for ever; it
      * now forgets the offset with the same alarm and streams on from the slot's position.
