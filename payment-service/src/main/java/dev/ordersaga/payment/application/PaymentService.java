@@ -323,6 +323,26 @@ public class PaymentService {
      * @return the number of the attempt that got no answer; 0 if the charge was resolved meanwhile, or if the call's
      * claim ran out and another took the row: that one's call is under way, and its outcome is the one to record
      */
+    /**
+     * A charge sent again was refused as a request ({@link Payment#chargeRefusedAgain}): kept, and the provider's
+     * status asked after a backoff.
+     *
+     * @return the number of the attempt that failed; 0 if the charge was resolved meanwhile, or the claim ran out
+     */
+    @Transactional
+    public int recordChargeRefusedAgain(UUID paymentId, Instant claimedUntil, String reason) {
+        Instant now = Instant.now();
+        Payment payment = load(paymentId);
+        if (!payment.isClaimedUntil(claimedUntil)) {
+            logStaleClaim(payment, "charge");
+            return 0;
+        }
+        Payment.Progress asRead = payment.progress();
+        int attempt = payment.chargeRefusedAgain(reason, now, backoff);
+        afterTransition(payment, asRead, List.of(), now);
+        return attempt;
+    }
+
     @Transactional
     public int recordChargeUnresolved(UUID paymentId, Instant claimedUntil) {
         Instant now = Instant.now();

@@ -199,7 +199,13 @@ public class PaymentWorker {
         if (again && outcome instanceof Declined declined && declined.requestRefused()) {
             // refused may be this request only (the earlier call, landing late, spent a single-use token): a timeout
             // is no decline, so the provider's status decides, asked after a backoff as for any unanswered call
-            outcome = new Unresolved(declined.reason() + ", sent again after a call that went unanswered");
+            int attempt = payments.recordChargeRefusedAgain(task.paymentId(), task.claimedUntil(), declined.reason());
+            if (attempt > 0) {
+                LOG.warnf("Charge of order %s sent again after a call that went unanswered, and refused (%s), attempt "
+                        + "%d: the provider's status decides, asked after a backoff", task.orderId(), declined.reason(),
+                        attempt);
+            }
+            return;
         }
         record(task, outcome, false);
     }
@@ -227,6 +233,16 @@ public class PaymentWorker {
                 // provider's webhook or, that being lost, by the watch's looks; with the same key, it is the only
                 // charge there can be.
                 payments.recordChargeAbandoned(task.paymentId());
+                return;
+            }
+            Optional<String> refused = committed.flatMap(ChargeState::refusalAwaitingStatus);
+            if (refused.isPresent()) {
+                // the charge sent again was refused and the provider still has none under the key: the refusal was
+                // the request's, not a late call's (whose charge would show by now); one landing later still is a late
+                // settlement, which the declined payment's watch finds and refunds
+                LOG.infof("The provider has no charge of order %s under key %s after refusing the one sent again: "
+                        + "declined", task.orderId(), task.chargeIdempotencyKey());
+                payments.recordChargeDeclined(task.paymentId(), refused.get());
                 return;
             }
             Instant now = Instant.now();

@@ -1,6 +1,7 @@
 package dev.ordersaga.payment.application;
 
 import dev.ordersaga.eventing.TransactionalWrites;
+import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.persistence.PaymentRepository;
 import dev.ordersaga.payment.provider.PaymentProviderClient;
 import dev.ordersaga.payment.provider.PaymentProviderClient.RefundOutcome;
@@ -19,6 +20,7 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
+import java.math.BigDecimal;
 import java.time.Duration;
 
 /**
@@ -79,9 +81,11 @@ public class SurplusRefunds {
         PaymentRepository.ChargeState payment = payments.chargeState(charge.ownerId())
                 .orElseThrow(() -> new IllegalStateException("payment " + charge.ownerId() + " is gone"));
         String key = refundIdempotencyKey(charge.providerRef());
-        LOG.infof("Refunding %s %s of surplus charge %s for order %s (idempotency key %s)", payment.amount(),
+        // as the charge was sent (the column keeps four decimals): a provider may refuse 10.0000 EUR
+        BigDecimal amount = Payment.money(payment.amount(), payment.currency());
+        LOG.infof("Refunding %s %s of surplus charge %s for order %s (idempotency key %s)", amount,
                 payment.currency(), charge.providerRef(), charge.orderId(), key);
-        RefundOutcome outcome = provider.refund(key, charge.providerRef(), payment.amount(), payment.currency(),
+        RefundOutcome outcome = provider.refund(key, charge.providerRef(), amount, payment.currency(),
                 charge.orderId().toString());
         return outcome instanceof Refunded refunded ? new Surpluses.Undone(refunded.refundId())
                 : new Surpluses.Failed(((PaymentProviderClient.RefundFailed) outcome).reason());

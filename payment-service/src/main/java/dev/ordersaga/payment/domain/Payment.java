@@ -19,6 +19,7 @@ import jakarta.persistence.Version;
 import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Currency;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -359,6 +360,8 @@ public class Payment {
         switch (status) {
             case CHARGING -> {
                 providerChargeId = chargeId;
+                // a refusal kept while the provider's status was awaited (chargeRefusedAgain) was that request's only
+                declineReason = null;
                 moveTo(PaymentStatus.SUCCEEDED, now);
                 events.add(new PaymentSucceeded(id.toString(), amount(), currency, chargeId, cancelRequested));
                 if (cancelRequested) {
@@ -442,6 +445,7 @@ public class Payment {
                     throw new IllegalTransitionException(status, "chargeAbandoned");
                 }
                 moveTo(PaymentStatus.CANCELLED, now);
+                declineReason = null;
                 attempts = 0;
                 nextAttemptAt = watch.nextLook(now, 0);
                 events.add(answerNothingToRefund());
@@ -474,6 +478,36 @@ public class Payment {
             }
             default -> throw new IllegalTransitionException(status, "chargeUnresolved");
         }
+    }
+
+    /**
+     * A charge sent again (an earlier call went unanswered, and the provider had no charge under the key) was refused
+     * as a request. It may be this request's refusal only: the earlier call, landing late, may have spent a single-use
+     * token. So it is no decline yet: the refusal is kept ({@link #refusalAwaitingStatus}) and the provider asked for
+     * the charge's status after a backoff, as for any call unanswered; if it has no charge then either, the refusal
+     * stands (the worker declines), where sending again would be refused again until the recharge window ran out.
+     *
+     * @return the number of the attempt that failed; 0 if the charge was resolved meanwhile
+     */
+    public int chargeRefusedAgain(String reason, Instant now, Backoff backoff) {
+        switch (status) {
+            case CHARGING -> {
+                if (isHeld()) {
+                    return 0;
+                }
+                declineReason = Reasons.fit(reason, MAX_DECLINE_REASON_LENGTH);
+                return retryLater(now, backoff);
+            }
+            case SUCCEEDED, DECLINED, REFUNDING, REFUNDED, CANCELLED -> {
+                return 0;
+            }
+            default -> throw new IllegalTransitionException(status, "chargeRefusedAgain");
+        }
+    }
+
+    /** The provider's refusal of a charge sent again, kept until its status says whether a charge is there. */
+    public Optional<String> refusalAwaitingStatus() {
+        return status == PaymentStatus.CHARGING ? Optional.ofNullable(declineReason) : Optional.empty();
     }
 
     /**
@@ -524,6 +558,7 @@ public class Payment {
         causedByEventId = eventId;
         attempts = 0;
         chargingSince = now;
+        declineReason = null;
         nextAttemptAt = now;
         updatedAt = now;
     }
@@ -742,13 +777,23 @@ public class Payment {
         updatedAt = now;
     }
 
-    /** Money as the order stated it: at least two decimals, no trailing zeros beyond (the column keeps four). */
-    private static BigDecimal money(BigDecimal value) {
+    /**
+     * An amount as the provider is sent it: in the currency's minor unit (two decimals for EUR, none for JPY; two for a
+     * code this JVM does not know), the column's four decimals stripped. An amount finer than that (order-service
+     * refuses such prices) keeps its decimals rather than be rounded.
+     */
+    public static BigDecimal money(BigDecimal value, String currency) {
         if (value == null) {
             return null;
         }
+        int digits = 2;
+        try {
+            digits = currency == null ? 2 : Math.max(0, Currency.getInstance(currency).getDefaultFractionDigits());
+        } catch (IllegalArgumentException unknown) {
+            // kept at two
+        }
         BigDecimal stripped = value.stripTrailingZeros();
-        return stripped.scale() < 2 ? stripped.setScale(2) : stripped;
+        return stripped.scale() <= digits ? stripped.setScale(digits) : stripped;
     }
 
     public UUID id() {
@@ -778,7 +823,7 @@ public class Payment {
     }
 
     public BigDecimal amount() {
-        return money(amount);
+        return money(amount, currency);
     }
 
     public String currency() {

@@ -191,11 +191,18 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
      * before it sends a charge (whether the order is cancelling).
      */
     public record ChargeState(UUID paymentId, UUID orderId, String correlationId, UUID causedByEventId,
-                              PaymentStatus status, boolean cancelRequested, BigDecimal amount, String currency) {
+                              PaymentStatus status, boolean cancelRequested, BigDecimal amount, String currency,
+                              String declineReason) {
+
+        /** {@link Payment#refusalAwaitingStatus} as committed. */
+        public Optional<String> refusalAwaitingStatus() {
+            return status == PaymentStatus.CHARGING ? Optional.ofNullable(declineReason) : Optional.empty();
+        }
     }
 
     private static final String CHARGE_STATE = """
-            SELECT order_id, correlation_id, caused_by_event_id, status, cancel_requested, amount, currency
+            SELECT order_id, correlation_id, caused_by_event_id, status, cancel_requested, amount, currency,
+                   decline_reason
             FROM payment WHERE id = ?""";
 
     /**
@@ -208,7 +215,7 @@ public class PaymentRepository implements PanacheRepositoryBase<Payment, UUID> {
                 (statement, first) -> statement.setObject(first, id));
         return writes.readOneCommitted(read, row -> new ChargeState(id, row.getObject(1, UUID.class), row.getString(2),
                 row.getObject(3, UUID.class), PaymentStatus.valueOf(row.getString(4)), row.getBoolean(5),
-                row.getBigDecimal(6), row.getString(7)),
+                row.getBigDecimal(6), row.getString(7), row.getString(8)),
                 () -> "read the charge state of payment " + id);
     }
 

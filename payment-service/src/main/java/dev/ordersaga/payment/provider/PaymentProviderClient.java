@@ -167,8 +167,9 @@ public class PaymentProviderClient {
                 && ProviderIds.keepable(answer.text("refundId", null), ID_WIDTH)) {
             return new Refunded(answer.text("refundId", null));
         }
+        // 409 is a request under the same key still under way at some providers: its refund may yet be made
         boolean refused = answer.status() >= 400 && answer.status() < 500 && answer.status() != 408
-                && answer.status() != 429;
+                && answer.status() != 409 && answer.status() != 429;
         return new RefundFailed("provider answered " + answer.status() + ": " + answer.body(), refused);
     }
 

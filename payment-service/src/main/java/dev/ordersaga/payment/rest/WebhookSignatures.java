@@ -37,7 +37,11 @@ public class WebhookSignatures {
     public WebhookSignatures(@ConfigProperty(name = "payment.provider.webhook-secret") List<String> secrets,
                              @ConfigProperty(name = "payment.provider.webhook-tolerance", defaultValue = "PT5M")
                              Duration tolerance) {
-        this.secrets = List.copyOf(secrets);
+        // "old, new" as a person writes a rotation: a blank kept in a secret would refuse every webhook signed with it
+        this.secrets = secrets.stream().map(String::strip).filter(secret -> !secret.isEmpty()).toList();
+        if (this.secrets.isEmpty()) {
+            throw new IllegalStateException("payment.provider.webhook-secret names no secret");
+        }
         this.tolerance = tolerance;
     }
 

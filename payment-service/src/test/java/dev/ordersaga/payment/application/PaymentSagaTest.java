@@ -774,11 +774,13 @@ class PaymentSagaTest {
      */
     /**
      * A charge went unanswered, the provider had no charge under its key, and the charge sent again was refused as it
-     * stood (as a provider may refuse a single-use token the first call, landing late, had spent). No decline: a
-     * timeout is none, and the order would be cancelled while the first call may yet charge. The status decides.
+     * stood (as a provider may refuse a single-use token the first call, landing late, had spent). No decline at once:
+     * the refusal is kept and the provider asked for the charge's status after a backoff (the service's own worker);
+     * with no charge there then either, the refusal was the request's, and the payment is declined with it. Before, the
+     * charge was sent again, and refused again, every few seconds until the recharge window (12 h) put it on hold.
      */
     @Test
-    void aChargeSentAgainThatTheProviderRefusesIsNoDecline() {
+    void aChargeSentAgainThatTheProviderRefusesIsDeclinedOnceTheProviderStillHasNone() {
         OrderSaga saga = saga("resend-refused");
         PaymentTask first = chargeClaimedFor(saga);
         PaymentTask second = claimAfterTheLeaseRanOut(first.paymentId(), Duration.ofHours(1));
@@ -788,11 +790,15 @@ class PaymentSagaTest {
 
         worker.work(refusedAgain);
 
-        // unresolved, and asked about after a backoff by the service's own worker, whose charge (the whole amount)
-        // may have gone through by now
-        assertThat(payment(saga).status()).isIn(PaymentStatus.CHARGING, PaymentStatus.SUCCEEDED);
+        EventEnvelope<PaymentFailed> failed = awaitOne(saga, PaymentFailed.class);
+        assertThat(failed.payload().reason()).contains("refused the charge request (400)");
+        Payment declined = payment(saga);
+        assertThat(declined.status()).isEqualTo(PaymentStatus.DECLINED);
+        assertThat(declined.declineReason()).contains("refused the charge request (400)");
+        assertThat(ledger(saga).charges()).as("nothing charged: the request was never sent with the real amount")
+                .isEmpty();
         saga.awaitCommittedSoFar(outbox, PATIENCE);
-        assertThat(saga.publishedTypes()).as("no PaymentFailed").doesNotContain("PaymentFailed");
+        assertThat(saga.published(PaymentFailed.class)).hasSize(1);
     }
 
     /**

@@ -115,6 +115,14 @@ class PaymentTest {
             chargeUnresolved     REFUNDED  -> REFUNDED
             chargeUnresolved     CANCELLED -> CANCELLED
 
+            chargeRefusedAgain   PENDING   -> refused
+            chargeRefusedAgain   CHARGING  -> CHARGING
+            chargeRefusedAgain   SUCCEEDED -> SUCCEEDED
+            chargeRefusedAgain   DECLINED  -> DECLINED
+            chargeRefusedAgain   REFUNDING -> REFUNDING
+            chargeRefusedAgain   REFUNDED  -> REFUNDED
+            chargeRefusedAgain   CANCELLED -> CANCELLED
+
             refundSucceeded      PENDING   -> refused
             refundSucceeded      CHARGING  -> refused
             refundSucceeded      SUCCEEDED -> refused
@@ -163,6 +171,10 @@ class PaymentTest {
         TRANSITIONS.put("chargeHeld", p -> p.chargeHeld("the provider may have forgotten the key", NOW, NOW));
         TRANSITIONS.put("chargeUnresolved", p -> {
             p.chargeUnresolved(NOW, BACKOFF);
+            return List.of();
+        });
+        TRANSITIONS.put("chargeRefusedAgain", p -> {
+            p.chargeRefusedAgain("the provider refused the charge request (400): token spent", NOW, BACKOFF);
             return List.of();
         });
         TRANSITIONS.put("refundSucceeded", p -> p.refundSucceeded("re_table", NOW));
@@ -375,6 +387,28 @@ class PaymentTest {
 
         assertThat(payment.chargeUnresolved(NOW, BACKOFF)).isEqualTo(2);
         assertThat(payment.nextAttemptAt()).isEqualTo(NOW.plusMillis(400));
+    }
+
+    /**
+     * A charge sent again and refused as a request is no decline yet: the refusal is kept while the provider is asked
+     * for the charge's status, and a charge found then clears it.
+     */
+    @Test
+    void aRefusalOfAChargeSentAgainIsKeptUntilTheStatusDecides() {
+        Payment payment = paymentIn(PaymentStatus.CHARGING);
+        payment.chargeUnresolved(NOW, BACKOFF);
+        assertThat(payment.chargeRefusedAgain("the provider refused the charge request (400): token spent", NOW,
+                BACKOFF)).isEqualTo(2);
+        assertThat(payment.status()).isEqualTo(PaymentStatus.CHARGING);
+        assertThat(payment.nextCall()).isEqualTo(Payment.ProviderCall.CHARGE_STATUS);
+        assertThat(payment.refusalAwaitingStatus())
+                .contains("the provider refused the charge request (400): token spent");
+        assertThat(payment.chargeUnresolved(NOW, BACKOFF)).as("the status query unanswered").isEqualTo(3);
+        assertThat(payment.refusalAwaitingStatus()).as("kept").isPresent();
+
+        payment.chargeSucceeded("ch_late", NOW);
+        assertThat(payment.refusalAwaitingStatus()).isEmpty();
+        assertThat(payment.declineReason()).as("no decline").isNull();
     }
 
     @Test
@@ -774,6 +808,18 @@ class PaymentTest {
         assertThat(payment.amount()).hasToString("21.00");
         Payment odd = Payment.forOrder(UUID.randomUUID(), new BigDecimal("20"), "EUR", "tok_ok", "c", UUID.randomUUID(), NOW);
         assertThat(odd.amount()).hasToString("20.00");
+    }
+
+    /** Sent in the currency's minor unit: a provider may refuse 1050.00 JPY or 10.5000 EUR. */
+    @Test
+    void moneyIsInItsCurrencysMinorUnit() {
+        assertThat(Payment.money(new BigDecimal("1050.0000"), "JPY")).hasToString("1050");
+        assertThat(Payment.money(new BigDecimal("10.5000"), "EUR")).hasToString("10.50");
+        assertThat(Payment.money(new BigDecimal("1.2340"), "BHD")).hasToString("1.234");
+        assertThat(Payment.money(new BigDecimal("10.5000"), "ZZZ")).as("a code the JVM does not know")
+                .hasToString("10.50");
+        assertThat(Payment.money(new BigDecimal("10.0050"), "EUR")).as("finer: kept, never rounded")
+                .hasToString("10.005");
     }
 
     @Test

@@ -148,6 +148,33 @@ class PaymentProviderClientTest {
         }
     }
 
+    /**
+     * Only a refusal lets an operator confirm a refund made another way: a 409 is a request under the same key still
+     * under way at some providers, whose refund may yet be made, as are 408, 429 and a 5xx.
+     */
+    @Test
+    void aRefundAnsweredWithAConflictIsNoRefusal() throws IOException {
+        int[] status = new int[1];
+        HttpServer provider = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        provider.createContext("/v1/refunds", exchange -> {
+            exchange.sendResponseHeaders(status[0], -1);
+            exchange.close();
+        });
+        provider.start();
+        try {
+            PaymentProviderClient client = client("http://127.0.0.1:" + provider.getAddress().getPort(),
+                    Duration.ofMillis(500));
+            for (int answered : new int[] {400, 402, 404, 422, 408, 409, 429, 500, 503}) {
+                status[0] = answered;
+                boolean refusal = answered < 500 && answered != 408 && answered != 409 && answered != 429;
+                assertThat(client.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-8")).as("answered %d", answered)
+                        .isInstanceOfSatisfying(RefundFailed.class, f -> assertThat(f.refused()).isEqualTo(refusal));
+            }
+        } finally {
+            provider.stop(0);
+        }
+    }
+
     private static PaymentProviderClient client(String url, Duration timeout) {
         PaymentProviderClient client = new PaymentProviderClient();
         client.baseUrl = url;

@@ -43,6 +43,7 @@ import static dev.ordersaga.payment.testing.PaymentFixtures.orderCreated;
 import static dev.ordersaga.payment.testing.PaymentFixtures.stockReserved;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 
@@ -257,6 +258,19 @@ class ProviderWebhookResourceTest {
         assertThat(rotating.refusal("t=" + now.getEpochSecond() + ",v1=00,"
                 + WebhookSignatures.sign("new-secret", now.getEpochSecond(), body).split(",")[1], body, now)).isEmpty();
         assertThat(rotating.refusal(WebhookSignatures.sign("other", now.getEpochSecond(), body), body, now)).isPresent();
+    }
+
+    /** A rotation written "old, new" (the blank after the comma kept by the configuration's list) still takes both. */
+    @Test
+    void secretsAreTakenWithoutTheBlanksAroundThemAndNoneIsRefusedAtStart() {
+        WebhookSignatures rotating = new WebhookSignatures(List.of("old-secret", " new-secret "),
+                Duration.ofMinutes(5));
+        byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+        Instant now = Instant.now();
+        assertThat(rotating.refusal(WebhookSignatures.sign("new-secret", now.getEpochSecond(), body), body, now))
+                .isEmpty();
+        assertThatThrownBy(() -> new WebhookSignatures(List.of(" "), Duration.ofMinutes(5)))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("names no secret");
     }
 
     /**

@@ -91,7 +91,7 @@ public class CarrierClient {
     public record NotFound() implements LookupResult {
     }
 
-    /** @param refused the carrier answered, refusing the lookup (a 4xx but 404, 408, 429), rather than not at all */
+    /** @param refused the carrier answered, refusing the lookup ({@link #refusal}), rather than not at all */
     public record LookupFailed(String reason, boolean refused) implements LookupResult {
     }
 
@@ -105,13 +105,16 @@ public class CarrierClient {
     public record UnknownShipment() implements CancelResult {
     }
 
-    /** @param refused the carrier answered, refusing the cancel (a 4xx but 404, 408, 429), rather than not at all */
+    /** @param refused the carrier answered, refusing the cancel ({@link #refusal}), rather than not at all */
     public record CancelFailed(String reason, boolean refused) implements CancelResult {
     }
 
-    /** A 4xx but 408 and 429, which ask to be called again: the carrier read the request and will not do it. */
+    /**
+     * A 4xx but 408 and 429, which ask to be called again, and 409, a request under the same key still under way at
+     * some carriers: the carrier read the request and will not do it.
+     */
     static boolean refusal(int status) {
-        return status >= 400 && status < 500 && status != 408 && status != 429;
+        return status >= 400 && status < 500 && status != 408 && status != 409 && status != 429;
     }
 
     /** POST /v1/shipments with {@code Idempotency-Key: <idempotencyKey>}. */
