@@ -298,6 +298,7 @@ class ChecksTest {
         void aRefundAnOperatorConfirmedOutsideTheProviderIsTakenOnTheirWordAndListed() {
             UUID order = world.undeliverable();
             world.refunds.clear();
+            world.replacePayment(order, p -> p.confirmedByHand("alice", null));
             HandConfirmed word = new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice",
                     "bank transfer TR-1 after the provider refused the refund");
             world.handConfirmed.add(word);
@@ -337,14 +338,27 @@ class ChecksTest {
             UUID order = world.undeliverable();
             world.refunds.replaceAll(r -> new ProviderRefund(r.refundId(), r.idempotencyKey(), r.chargeId(),
                     r.reference(), new BigDecimal("5.00"), r.currency()));
+            world.replacePayment(order, p -> p.confirmedByHand("alice", null));
             world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice", "transfer"));
-            assertThat(onlyViolation(Kind.NET_CHARGE, order).detail()).contains("= 16.00");
+            assertThat(world.audit().violations()).extracting(Violation::kind, Violation::orderId)
+                    .containsExactlyInAnyOrder(tuple(Kind.NET_CHARGE, order), tuple(Kind.EFFECT_TWICE, order));
+        }
+
+        @Test
+        void aRefundAnOperatorSaidWasMadeAtTheProviderMustBeInItsLedger() {
+            UUID order = world.undeliverable();
+            world.refunds.clear();
+            world.replacePayment(order, p -> p.confirmedByHand("alice", "re_dashboard"));
+            world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice", "dashboard"));
+            assertThat(onlyViolation(Kind.NET_CHARGE, order).detail()).contains("= 21.00");
+            assertThat(world.audit().onOperatorsWord()).isEmpty();
         }
 
         @Test
         void anOperatorsWordOnTheRefundLeavesTheParcelToTheCarrier() {
             UUID order = world.cancelledAfterShipmentCreated();
             world.refunds.clear();
+            world.replacePayment(order, p -> p.confirmedByHand("alice", null));
             world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.PAYMENT_REFUNDED, "alice", "transfer"));
             world.carrierShipments.replaceAll(s -> new CarrierShipment(s.shipmentId(), s.idempotencyKey(),
                     s.reference(), "created"));
@@ -366,6 +380,18 @@ class ChecksTest {
             world.carrierShipments.add(new CarrierShipment("shp_2", "another-key", order.toString(), "created"));
             assertThat(world.audit().violations()).extracting(Violation::kind)
                     .contains(Kind.LIVE_SHIPMENTS).doesNotContain(Kind.NET_CHARGE);
+        }
+
+        @Test
+        void anOperatorsWordCoversTheShipmentsOwnParcelOnly() {
+            // the operator confirmed "none under our key" (the shipment knew no parcel), and the carrier has one live
+            UUID order = world.cancelledAfterShipmentCreated();
+            world.replaceShipment(order, s -> new Shipment(s.id(), s.orderId(), s.status(), null, true));
+            world.carrierShipments.replaceAll(s -> new CarrierShipment(s.shipmentId(), s.idempotencyKey(),
+                    s.reference(), "created"));
+            world.handConfirmed.add(new HandConfirmed(order, HandConfirmed.SHIPMENT_CANCELLED, "bob", "none at all"));
+            assertThat(onlyViolation(Kind.LIVE_SHIPMENTS, order).detail()).contains("1 live shipment(s)");
+            assertThat(world.audit().onOperatorsWord()).isEmpty();
         }
 
         @Test
@@ -781,6 +807,20 @@ class ChecksTest {
             assertThat(violations).filteredOn(v -> v.kind() == Kind.STATE_WITHOUT_EVENT).singleElement()
                     .extracting(Violation::detail)
                     .isEqualTo("no ShipmentCreated on shipping.events, although the shipment is CREATED");
+        }
+
+        /**
+         * A cancellation of an uncertain creation that found the parcel by its key and failed to cancel it keeps the
+         * parcel's id while CANCELLING: nothing was created by a call of its own, so no ShipmentCreated is owed.
+         */
+        @Test
+        void aParcelALookupFoundWhileCancellingOwesNoShipmentCreated() {
+            UUID order = world.waitingForOperator();
+            world.replaceShipment(order, s -> new Shipment(s.id(), order, "CANCELLING", "shp_found", true));
+            assertThat(world.audit().violations()).extracting(Violation::kind)
+                    .doesNotContain(Kind.STATE_WITHOUT_EVENT);
+            world.replaceShipment(order, s -> new Shipment(s.id(), order, "CANCELLING", "shp_found", false));
+            assertThat(world.audit().violations()).extracting(Violation::kind).contains(Kind.STATE_WITHOUT_EVENT);
         }
 
         @Test

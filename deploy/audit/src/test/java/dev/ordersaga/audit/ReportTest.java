@@ -63,6 +63,7 @@ class ReportTest {
         World world = new World();
         UUID order = world.undeliverable();
         world.refunds.clear();
+        world.replacePayment(order, p -> p.confirmedByHand("alice", null));
         world.handConfirmed.add(new Snapshot.HandConfirmed(order, Snapshot.HandConfirmed.PAYMENT_REFUNDED, "alice",
                 "bank transfer TR-1"));
         AuditResult result = world.audit();

@@ -147,7 +147,9 @@ final class PaymentLedger {
         }
         BigDecimal left = refundable(charge);
         if (request.amount().compareTo(left) > 0) {
-            throw ApiException.conflict("amount " + request.amount() + " exceeds what is left to refund: " + left);
+            // refused as it stands, for good (422), as real providers do: a 409 is a request under the key still
+            // under way, which a client asks again
+            throw ApiException.unprocessable("amount " + request.amount() + " exceeds what is left to refund: " + left);
         }
         Refund refund = Refund.of(idempotencyKey, request);
         refundsByKey.put(idempotencyKey, refund);

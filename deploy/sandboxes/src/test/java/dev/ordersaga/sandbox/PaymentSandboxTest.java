@@ -340,7 +340,7 @@ class PaymentSandboxTest {
     }
 
     @Test
-    void refundOverWhatIsLeftIs409() {
+    void refundOverWhatIsLeftIs422() {
         String chargeId = client.post("/v1/charges", key(), charge("tok_ok", "21.00", "order-1"))
                 .body().get("chargeId").asText();
 
@@ -349,19 +349,19 @@ class PaymentSandboxTest {
         Answer rest = client.post("/v1/refunds", key(), refund(chargeId, "6.00"));
 
         assertThat(part.status()).isEqualTo(201);
-        assertThat(tooMuch.status()).isEqualTo(409);
+        assertThat(tooMuch.status()).isEqualTo(422);
         assertThat(tooMuch.body().get("error").asText()).contains("6.00");
         assertThat(rest.status()).isEqualTo(201);
         assertThat(client.ledger().get("refunds")).hasSize(2);
     }
 
     @Test
-    void refundOfADeclinedChargeIs409() {
+    void refundOfADeclinedChargeIs422() {
         String key = key();
         client.post("/v1/charges", key, charge("tok_declined"));
         String chargeId = client.get("/v1/charges/" + key).body().get("chargeId").asText();
 
-        assertThat(client.post("/v1/refunds", key(), refund(chargeId, "1.00")).status()).isEqualTo(409);
+        assertThat(client.post("/v1/refunds", key(), refund(chargeId, "1.00")).status()).isEqualTo(422);
     }
 
     @Test
@@ -486,7 +486,8 @@ class PaymentSandboxTest {
 
         assertThat(client.post("/v1/refunds", key(), refund(first, "21.00")).status()).isEqualTo(201);
         assertThat(client.post("/v1/refunds", key(), refund(second, "21.00")).status()).isEqualTo(201);
-        assertThat(client.post("/v1/refunds", key(), refund(first, "0.01")).status()).as("refunded in full").isEqualTo(409);
+        assertThat(client.post("/v1/refunds", key(), refund(first, "0.01")).status()).as("refunded in full")
+                .isEqualTo(422);
         assertThat(client.post("/sandbox/keys/" + key() + "/forget", null, "").status()).isEqualTo(404);
     }
 
