@@ -31,6 +31,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.BiFunction;
 
 /**
  * One transactional method per incoming event and per provider outcome: load (locked), call the state machine,
@@ -323,36 +324,35 @@ public class PaymentService {
      * @return the number of the attempt that got no answer; 0 if the charge was resolved meanwhile, or if the call's
      * claim ran out and another took the row: that one's call is under way, and its outcome is the one to record
      */
+    @Transactional
+    public int recordChargeUnresolved(UUID paymentId, Instant claimedUntil) {
+        return failedUnderClaim(paymentId, claimedUntil, "charge",
+                (payment, now) -> payment.chargeUnresolved(now, backoff));
+    }
+
     /**
      * A charge sent again was refused as a request ({@link Payment#chargeRefusedAgain}): kept, and the provider's
      * status asked after a backoff.
      *
-     * @return the number of the attempt that failed; 0 if the charge was resolved meanwhile, or the claim ran out
+     * @return as {@link #recordChargeUnresolved}
      */
     @Transactional
     public int recordChargeRefusedAgain(UUID paymentId, Instant claimedUntil, String reason) {
-        Instant now = Instant.now();
-        Payment payment = load(paymentId);
-        if (!payment.isClaimedUntil(claimedUntil)) {
-            logStaleClaim(payment, "charge");
-            return 0;
-        }
-        Payment.Progress asRead = payment.progress();
-        int attempt = payment.chargeRefusedAgain(reason, now, backoff);
-        afterTransition(payment, asRead, List.of(), now);
-        return attempt;
+        return failedUnderClaim(paymentId, claimedUntil, "charge",
+                (payment, now) -> payment.chargeRefusedAgain(reason, now, backoff));
     }
 
-    @Transactional
-    public int recordChargeUnresolved(UUID paymentId, Instant claimedUntil) {
+    /** A call's failure, recorded only while the call's claim is the row's; the attempt that failed, or 0. */
+    private int failedUnderClaim(UUID paymentId, Instant claimedUntil, String call,
+                                 BiFunction<Payment, Instant, Integer> failure) {
         Instant now = Instant.now();
         Payment payment = load(paymentId);
         if (!payment.isClaimedUntil(claimedUntil)) {
-            logStaleClaim(payment, "charge");
+            logStaleClaim(payment, call);
             return 0;
         }
         Payment.Progress asRead = payment.progress();
-        int attempt = payment.chargeUnresolved(now, backoff);
+        int attempt = failure.apply(payment, now);
         afterTransition(payment, asRead, List.of(), now);
         return attempt;
     }
@@ -385,16 +385,8 @@ public class PaymentService {
      */
     @Transactional
     public int recordRefundFailed(UUID paymentId, Instant claimedUntil, boolean refused) {
-        Instant now = Instant.now();
-        Payment payment = load(paymentId);
-        if (!payment.isClaimedUntil(claimedUntil)) {
-            logStaleClaim(payment, "refund");
-            return 0;
-        }
-        Payment.Progress asRead = payment.progress();
-        int attempt = payment.refundFailed(now, backoff, refused);
-        afterTransition(payment, asRead, List.of(), now);
-        return attempt;
+        return failedUnderClaim(paymentId, claimedUntil, "refund",
+                (payment, now) -> payment.refundFailed(now, backoff, refused));
     }
 
     /**
