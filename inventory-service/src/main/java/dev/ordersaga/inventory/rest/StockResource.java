@@ -57,18 +57,25 @@ public class StockResource {
                         @HeaderParam(HttpHeaders.IF_MATCH) String ifMatch,
                         @NotNull @Valid SetStockRequest request) {
         Stock stock;
-        if (ifMatch == null) {
-            stock = inventory.setAvailable(sku, request.quantity());
-        } else {
-            try {
-                stock = inventory.setAvailable(sku, request.quantity(), ifMatch(ifMatch));
-            } catch (StockChangedException changed) {
-                Response.ResponseBuilder refused = Response.status(Response.Status.PRECONDITION_FAILED)
-                        .type(Problem.MEDIA_TYPE)
-                        .entity(new Problem("about:blank", "Stock changed", 412, changed.getMessage(), null));
-                return (changed.current() == null ? refused : refused.tag(new EntityTag(changed.current().tag())))
-                        .build();
+        try {
+            if (ifMatch == null) {
+                stock = inventory.setAvailable(sku, request.quantity());
+            } else {
+                try {
+                    stock = inventory.setAvailable(sku, request.quantity(), ifMatch(ifMatch));
+                } catch (StockChangedException changed) {
+                    Response.ResponseBuilder refused = Response.status(Response.Status.PRECONDITION_FAILED)
+                            .type(Problem.MEDIA_TYPE)
+                            .entity(new Problem("about:blank", "Stock changed", 412, changed.getMessage(), null));
+                    return (changed.current() == null ? refused : refused.tag(new EntityTag(changed.current().tag())))
+                            .build();
+                }
             }
+        } catch (ArithmeticException tooMany) {
+            // stocked counts every unit ever made available: a SKU refilled and sold for long enough outgrows the
+            // column, and the set is refused (rolled back) rather than answered with a 500
+            throw new ProblemException(Response.Status.CONFLICT, "Stock count too large", "the units ever stocked of "
+                    + sku + " would pass " + Integer.MAX_VALUE + ", which its counts cannot keep; nothing was set");
         }
         return Response.ok(StockView.of(stock)).tag(new EntityTag(stock.tag())).build();
     }

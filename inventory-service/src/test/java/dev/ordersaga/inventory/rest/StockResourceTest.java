@@ -127,6 +127,26 @@ class StockResourceTest {
                 .body("available", equalTo(1));
     }
 
+    /** A SKU refilled and sold for long enough: the units ever stocked near what the column keeps. */
+    @Test
+    void aSetThatWouldOutgrowTheStockedCountIsAConflictAndSetsNothing() throws Exception {
+        String sku = InventoryRows.newSku("outgrown");
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 0}").when().put("/stock/" + sku)
+                .then().statusCode(200);
+        try (var c = dataSource.getConnection();
+             var ps = c.prepareStatement("UPDATE stock SET stocked = 2147483000, shipped = 2147483000 WHERE sku = ?")) {
+            ps.setString(1, sku);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 1000}").when().put("/stock/" + sku)
+                .then().statusCode(409)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Stock count too large"));
+        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing set").isEqualTo("0/0/2147483000");
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 600}").when().put("/stock/" + sku)
+                .then().statusCode(200);
+    }
+
     /** What a reservation does to the counts, as another transaction would between an operator's GET and PUT. */
     private void moveOneToReserved(String sku) throws Exception {
         try (var c = dataSource.getConnection();
