@@ -34,6 +34,20 @@ public final class ProviderHttp {
 
     /** A status and the body that came with it (empty when there was none). */
     public record Answer(int status, String body) {
+
+        /** {@link ProviderHttp#refusal(int)} of this answer's status. */
+        public boolean refusal() {
+            return ProviderHttp.refusal(status);
+        }
+    }
+
+    /**
+     * The provider read the request and will not do it: a 4xx but 408 and 429, which ask to be called again, and 409,
+     * a request under the same key still under way at some providers, which may yet be done. Only such an answer lets
+     * an operator settle by hand what the call was for; a call without one may still have acted.
+     */
+    public static boolean refusal(int status) {
+        return status >= 400 && status < 500 && status != 408 && status != 409 && status != 429;
     }
 
     /** No connection was made: the request never left this process. */

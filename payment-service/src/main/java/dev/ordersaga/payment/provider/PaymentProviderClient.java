@@ -167,10 +167,8 @@ public class PaymentProviderClient {
                 && ProviderIds.keepable(answer.text("refundId", null), ID_WIDTH)) {
             return new Refunded(answer.text("refundId", null));
         }
-        // 409 is a request under the same key still under way at some providers: its refund may yet be made
-        boolean refused = answer.status() >= 400 && answer.status() < 500 && answer.status() != 408
-                && answer.status() != 409 && answer.status() != 429;
-        return new RefundFailed("provider answered " + answer.status() + ": " + answer.body(), refused);
+        return new RefundFailed("provider answered " + answer.status() + ": " + answer.body(),
+                ProviderHttp.refusal(answer.status()));
     }
 
     /** A charge the provider settled, as its settlement report lists it. */

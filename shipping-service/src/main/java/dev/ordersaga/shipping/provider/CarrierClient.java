@@ -91,7 +91,7 @@ public class CarrierClient {
     public record NotFound() implements LookupResult {
     }
 
-    /** @param refused the carrier answered, refusing the lookup ({@link #refusal}), rather than not at all */
+    /** @param refused the carrier answered, refusing the lookup ({@link Answer#refusal}), rather than not at all */
     public record LookupFailed(String reason, boolean refused) implements LookupResult {
     }
 
@@ -105,17 +105,10 @@ public class CarrierClient {
     public record UnknownShipment() implements CancelResult {
     }
 
-    /** @param refused the carrier answered, refusing the cancel ({@link #refusal}), rather than not at all */
+    /** @param refused the carrier answered, refusing the cancel ({@link Answer#refusal}), rather than not at all */
     public record CancelFailed(String reason, boolean refused) implements CancelResult {
     }
 
-    /**
-     * A 4xx but 408 and 429, which ask to be called again, and 409, a request under the same key still under way at
-     * some carriers: the carrier read the request and will not do it.
-     */
-    static boolean refusal(int status) {
-        return status >= 400 && status < 500 && status != 408 && status != 409 && status != 429;
-    }
 
     /** POST /v1/shipments with {@code Idempotency-Key: <idempotencyKey>}. */
     public CreateResult create(String idempotencyKey, String reference, Destination destination) {
@@ -160,7 +153,7 @@ public class CarrierClient {
         if (status == 404) {
             return new NotFound();
         }
-        return new LookupFailed("carrier answered " + status + describe(response.body()), refusal(status));
+        return new LookupFailed("carrier answered " + status + describe(response.body()), response.refusal());
     }
 
     /**
@@ -200,7 +193,7 @@ public class CarrierClient {
         if (status == 404) {
             return new UnknownShipment();
         }
-        return new CancelFailed("carrier answered " + status + describe(response.body()), refusal(status));
+        return new CancelFailed("carrier answered " + status + describe(response.body()), response.refusal());
     }
 
     /** A shipment the carrier created, as its shipment report lists it, with its status now. */
