@@ -368,11 +368,23 @@ final class SagaSystem implements AutoCloseable {
         return json(response.then().statusCode(200).extract().asString());
     }
 
-    /** The operator's word that the refund the provider keeps refusing was made another way, without its refund id. */
+    /**
+     * The operator's word that the refund the provider keeps refusing was made another way, without its refund id;
+     * asked again while a refund call is under way (409: the worker retries the refund between refusals), as an
+     * operator would.
+     */
     void operatorConfirmRefunded(UUID orderId, String reason) {
-        given().baseUri(balanced(PAYMENT)).auth().preemptive().basic("operator", "operator")
-                .contentType(ContentType.JSON).body(Map.of("reason", reason))
-                .post("/operator/payments/{orderId}/confirm-refunded", orderId).then().statusCode(200);
+        await("the refund confirmed by the operator").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    int status = given().baseUri(balanced(PAYMENT)).auth().preemptive().basic("operator", "operator")
+                            .contentType(ContentType.JSON).body(Map.of("reason", reason))
+                            .post("/operator/payments/{orderId}/confirm-refunded", orderId).statusCode();
+                    if (status != 200 && status != 409) {
+                        throw new AssertionError("confirm-refunded answered " + status);
+                    }
+                    return status == 200;
+                });
     }
 
     // --- inventory
