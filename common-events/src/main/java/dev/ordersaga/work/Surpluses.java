@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Function;
@@ -29,10 +30,16 @@ import java.util.function.Function;
  * {@code ALERT compensation failed} and a count of {@code saga.compensation.failures} with the undo's step. The
  * owner (the payment, the shipment) and its saga are not touched.
  *
+ * <p>Where the provider's API keeps refusing the undo (a disputed charge, a parcel already handed over), retrying
+ * cannot end it: the person who settled it with the provider another way says so ({@link #confirmUndoneByHand}), on
+ * the terms an owner's own compensation is confirmed on: the provider's last answer was a refusal, and no call is
+ * under way.
+ *
  * <p>The table, one per service, has the columns {@code id uuid PRIMARY KEY, provider_ref UNIQUE, owner_id, order_id,
- * correlation_id, undo_ref, attempts, next_attempt_at, found_at, undone_at}; {@code next_attempt_at} is set while an
- * undo is owed (or claimed, until its lease ends) and null once it is done. Claims are the provider calls' own
- * ({@link ProviderCalls}): {@code FOR UPDATE SKIP LOCKED} and a lease.
+ * correlation_id, undo_ref, attempts, next_attempt_at, claimed_until, undo_refused, found_at, undone_at, undone_by,
+ * undo_confirmation}; {@code next_attempt_at} is set while an undo is owed (or claimed, until its lease ends, which
+ * {@code claimed_until} keeps) and null once it is done, which {@code undone_at} says. Claims are the provider calls'
+ * own ({@link ProviderCalls}): {@code FOR UPDATE SKIP LOCKED} and a lease.
  */
 public final class Surpluses {
 
@@ -51,8 +58,34 @@ public final class Surpluses {
     public record Undone(String undoRef) implements Outcome {
     }
 
-    public record Failed(String reason) implements Outcome {
+    /**
+     * @param refused the provider read the call and refused it (a 4xx but a timeout's or a throttle's), so that no undo
+     *                was made under its key; not for a call that went unanswered, which may have undone it
+     */
+    public record Failed(String reason, boolean refused) implements Outcome {
     }
+
+    /** A surplus as its row stands, for an operator. */
+    public record Recorded(String providerRef, String undoRef, int attempts, boolean undoRefused, Instant nextAttemptAt,
+                           Instant claimedUntil, Instant foundAt, Instant undoneAt, String undoneBy,
+                           String undoConfirmation) {
+
+        /** A claim's call may still be under way: its lease runs, and no outcome was recorded since it was taken. */
+        public boolean underWay(Instant now) {
+            return claimedUntil != null && claimedUntil.equals(nextAttemptAt) && claimedUntil.isAfter(now);
+        }
+    }
+
+    /** An undo that an operator's word cannot end now; the message says why. */
+    public static final class NotConfirmable extends RuntimeException {
+
+        NotConfirmable(String message) {
+            super(message);
+        }
+    }
+
+    /** The most a confirmation's reason keeps, as the column does. */
+    public static final int MAX_CONFIRMATION_LENGTH = 512;
 
     private final String table;
     private final String what;
@@ -118,6 +151,110 @@ public final class Surpluses {
         return recorded.isPresent();
     }
 
+    private static final String RECORDED_COLUMNS = """
+            provider_ref, undo_ref, attempts, undo_refused, next_attempt_at, claimed_until, found_at, undone_at, \
+            undone_by, undo_confirmation""";
+
+    /** The surpluses found of an order, oldest first. */
+    public List<Recorded> ofOrder(UUID orderId) {
+        return QuarkusTransaction.requiringNew().call(() -> writes.read(new TransactionalWrites.Write("""
+                        SELECT %s FROM %s WHERE order_id = ? ORDER BY found_at, id"""
+                        .formatted(RECORDED_COLUMNS, table),
+                        1, (statement, first) -> SqlParameters.setUuid(statement, first, orderId)),
+                results -> results.rows(Surpluses::recorded), () -> "read the surpluses of order " + orderId));
+    }
+
+    /**
+     * Records the undo of an order's surplus as settled outside the provider's API, on an operator's word: the retries
+     * and their alerts stop. Only where the provider's last answer was a refusal (no undo was made under its key) and
+     * no call may be under way, whose answer decides; the owner and its saga are not touched. Asked again once it
+     * holds (an answer lost), it changes nothing.
+     *
+     * @param undoRef the provider's id of the undo the operator made (its dashboard), null where none was made there
+     * @return the surplus as it stands after; empty if the order has none with that provider id
+     * @throws NotConfirmable when the undo cannot end on an operator's word now, saying why
+     */
+    public Optional<Recorded> confirmUndoneByHand(UUID orderId, String providerRef, String undoRef, String operator,
+                                                  String reason) {
+        String confirmation = reason.length() <= MAX_CONFIRMATION_LENGTH ? reason
+                : reason.substring(0, MAX_CONFIRMATION_LENGTH);
+        Optional<Confirmed> confirmed = QuarkusTransaction.requiringNew().call(() -> {
+            Instant now = Instant.now();
+            Optional<Confirmed> found = writes.readOne(new TransactionalWrites.Write("""
+                            SELECT correlation_id, %s FROM %s WHERE order_id = ? AND provider_ref = ? FOR UPDATE"""
+                            .formatted(RECORDED_COLUMNS, table), 2, (statement, first) -> {
+                        SqlParameters.setUuid(statement, first, orderId);
+                        SqlParameters.setString(statement, first + 1, providerRef);
+                    }), row -> new Confirmed(recorded(row, 2), row.getString(1), false),
+                    () -> "lock surplus " + providerRef + " of order " + orderId);
+            if (found.isEmpty()) {
+                return found;
+            }
+            Recorded surplus = found.get().surplus();
+            String whose = "the " + what + " " + providerRef + " of order " + orderId + " ";
+            if (surplus.undoneAt() != null) {
+                if (surplus.undoneBy() == null) {
+                    throw new NotConfirmable(whose + "was made by the provider (" + surplus.undoRef() + ")");
+                }
+                if (!Objects.equals(undoRef, surplus.undoRef())) {
+                    throw new NotConfirmable(whose + "was confirmed by hand as " + named(surplus.undoRef()) + ", not "
+                            + named(undoRef));
+                }
+                return found;
+            }
+            if (surplus.underWay(now)) {
+                throw new NotConfirmable(whose + "has a call to the provider under way until " + surplus.claimedUntil()
+                        + ", whose answer decides");
+            }
+            if (!surplus.undoRefused()) {
+                throw new NotConfirmable(whose + "has had no call refused by the provider yet (none answered, or none "
+                        + "made: it may have been made): the provider is asked first");
+            }
+            return writes.writeAndRead("""
+                            UPDATE %s SET undo_ref = ?, undone_at = ?, next_attempt_at = NULL, undone_by = ?,
+                                          undo_confirmation = ?
+                            WHERE order_id = ? AND provider_ref = ?
+                            RETURNING correlation_id, %s""".formatted(table, RECORDED_COLUMNS),
+                    statement -> {
+                        SqlParameters.setString(statement, 1, undoRef);
+                        SqlParameters.setInstant(statement, 2, now);
+                        SqlParameters.setString(statement, 3, operator);
+                        SqlParameters.setString(statement, 4, confirmation);
+                        SqlParameters.setUuid(statement, 5, orderId);
+                        SqlParameters.setString(statement, 6, providerRef);
+                    }, row -> new Confirmed(recorded(row, 2), row.getString(1), true),
+                    () -> "confirm surplus " + providerRef + " undone by hand");
+        });
+        confirmed.filter(Confirmed::madeNow).ifPresent(done -> {
+            try (Correlation.Scope ignored = Correlation.open(done.correlationId(), null)) {
+                // the order is not touched, and the undo's alerts stop on this word: a person checks it
+                LOG.warnf("Done by hand: %s %s of order %s confirmed by operator %s after %d refused attempt(s), as "
+                        + "%s: %s", what, providerRef, orderId, operator, done.surplus().attempts(), named(undoRef),
+                        confirmation);
+            }
+        });
+        return confirmed.map(Confirmed::surplus);
+    }
+
+    private record Confirmed(Recorded surplus, String correlationId, boolean madeNow) {
+    }
+
+    private static String named(String undoRef) {
+        return undoRef == null ? "settled outside the provider" : undoRef;
+    }
+
+    private static Recorded recorded(ResultSet row) throws SQLException {
+        return recorded(row, 1);
+    }
+
+    private static Recorded recorded(ResultSet row, int first) throws SQLException {
+        int i = first;
+        return new Recorded(row.getString(i++), row.getString(i++), row.getInt(i++), row.getBoolean(i++),
+                SqlParameters.getInstant(row, i++), SqlParameters.getInstant(row, i++),
+                SqlParameters.getInstant(row, i++), SqlParameters.getInstant(row, i++), row.getString(i++),
+                row.getString(i));
+    }
+
     /** Claims what is owed and was not taken: a wake-up a stop or crash lost, an undo due again after a failure. */
     public void sweep(int limit) {
         calls.sweep(limit);
@@ -129,7 +266,7 @@ public final class Surpluses {
     }
 
     private static final String CLAIM = """
-            UPDATE %s s SET next_attempt_at = ?
+            UPDATE %s s SET next_attempt_at = ?, claimed_until = ?, undo_refused = false
             FROM (SELECT id FROM %1$s
                   WHERE next_attempt_at <= ? %s
                   ORDER BY next_attempt_at
@@ -150,8 +287,9 @@ public final class Surpluses {
         Instant now = Instant.now();
         Instant leaseUntil = now.plus(lease);
         TransactionalWrites.Write claim = new TransactionalWrites.Write(CLAIM.formatted(table, condition),
-                id == null ? 3 : 4, (statement, first) -> {
+                id == null ? 4 : 5, (statement, first) -> {
             int i = first;
+            SqlParameters.setInstant(statement, i++, leaseUntil);
             SqlParameters.setInstant(statement, i++, leaseUntil);
             SqlParameters.setInstant(statement, i++, now);
             if (id != null) {
@@ -175,47 +313,73 @@ public final class Surpluses {
                 if (outcome instanceof Undone done) {
                     recordUndone(surplus, done.undoRef());
                 } else if (outcome instanceof Failed failed) {
-                    failed(surplus, failed.reason(), null);
+                    failed(surplus, failed.reason(), failed.refused(), null);
                 }
             } catch (RuntimeException e) {
                 // a compensation that keeps failing alerts whatever the cause, an error of ours included
-                failed(surplus, String.valueOf(e.getMessage()), e);
+                failed(surplus, String.valueOf(e.getMessage()), false, e);
             }
         }
     }
 
-    /** Recorded even if the claim ran out meanwhile: the undo is the provider's fact, and a repeat under its key is too. */
+    /**
+     * Recorded even if the claim ran out meanwhile: the undo is the provider's fact, and a repeat under its key is too.
+     * One an operator confirmed by hand meanwhile (a call that outlived its lease) is an ALERT: undone twice, unless
+     * it is the undo they named.
+     */
     private void recordUndone(Surplus surplus, String undoRef) {
-        boolean recorded = QuarkusTransaction.requiringNew().call(() -> writes.write("""
-                        UPDATE %s SET undo_ref = ?, undone_at = ?, next_attempt_at = NULL
-                        WHERE id = ? AND undo_ref IS NULL""".formatted(table),
-                statement -> {
-                    SqlParameters.setString(statement, 1, undoRef);
-                    SqlParameters.setInstant(statement, 2, Instant.now());
-                    SqlParameters.setUuid(statement, 3, surplus.id());
-                }, () -> "record the undo of surplus " + surplus.providerRef()) == 1);
-        if (recorded) {
+        Recording recording = QuarkusTransaction.requiringNew().call(() -> {
+            int recorded = writes.write("""
+                            UPDATE %s SET undo_ref = ?, undone_at = ?, next_attempt_at = NULL
+                            WHERE id = ? AND undone_at IS NULL""".formatted(table),
+                    statement -> {
+                        SqlParameters.setString(statement, 1, undoRef);
+                        SqlParameters.setInstant(statement, 2, Instant.now());
+                        SqlParameters.setUuid(statement, 3, surplus.id());
+                    }, () -> "record the undo of surplus " + surplus.providerRef());
+            return new Recording(recorded == 1, recorded == 1 ? null : writes.writeAndRead("""
+                            SELECT undone_by FROM %s
+                            WHERE id = ? AND undone_by IS NOT NULL AND undo_ref IS DISTINCT FROM ?""".formatted(table),
+                    statement -> {
+                        SqlParameters.setUuid(statement, 1, surplus.id());
+                        SqlParameters.setString(statement, 2, undoRef);
+                    }, row -> row.getString(1), () -> "read the confirmation of surplus " + surplus.providerRef())
+                    .orElse(null));
+        });
+        if (recording.recorded()) {
             undone.increment();
             LOG.warnf("Done: %s %s of order %s (%s)", what, surplus.providerRef(), surplus.orderId(), undoRef);
+        } else if (recording.confirmedByHandBy() != null) {
+            LOG.errorf("ALERT effect undone twice: %s %s of order %s was made by the provider (%s) after operator %s "
+                    + "had confirmed it settled by hand", what, surplus.providerRef(), surplus.orderId(), undoRef,
+                    recording.confirmedByHandBy());
         }
+    }
+
+    /**
+     * @param confirmedByHandBy the operator who had confirmed the undo settled by hand, where the provider's undo is
+     *                          not one they named
+     */
+    private record Recording(boolean recorded, String confirmedByHandBy) {
     }
 
     /**
      * Tried again after a backoff; not recorded if the claim ran out and another took the row (its call is under way)
      * or the undo was recorded meanwhile.
      */
-    private void failed(Surplus surplus, String reason, RuntimeException cause) {
+    private void failed(Surplus surplus, String reason, boolean refused, RuntimeException cause) {
         Instant retryAt = Instant.now().plus(backoff.delayAfter(surplus.attempts() + 1));
         int attempt;
         try {
             attempt = QuarkusTransaction.requiringNew().call(() -> writes.writeAndRead("""
-                            UPDATE %s SET attempts = attempts + 1, next_attempt_at = ?
-                            WHERE id = ? AND next_attempt_at = ? AND undo_ref IS NULL
+                            UPDATE %s SET attempts = attempts + 1, next_attempt_at = ?, undo_refused = ?
+                            WHERE id = ? AND next_attempt_at = ? AND undone_at IS NULL
                             RETURNING attempts""".formatted(table),
                     statement -> {
                         SqlParameters.setInstant(statement, 1, retryAt);
-                        SqlParameters.setUuid(statement, 2, surplus.id());
-                        SqlParameters.setInstant(statement, 3, surplus.claimedUntil());
+                        statement.setBoolean(2, refused);
+                        SqlParameters.setUuid(statement, 3, surplus.id());
+                        SqlParameters.setInstant(statement, 4, surplus.claimedUntil());
                     }, row -> row.getInt(1), () -> "record a failed undo of surplus " + surplus.providerRef()))
                     .orElse(0);
         } catch (RuntimeException e) {
@@ -228,7 +392,9 @@ public final class Surpluses {
             calls.due(surplus.id(), retryAt, null);
         }
         failures.increment();
-        LOG.errorf(cause, "ALERT compensation failed: %s %s of order %s%s: %s; retrying with backoff until it succeeds",
-                what, surplus.providerRef(), surplus.orderId(), attempt > 0 ? " attempt " + attempt : "", reason);
+        LOG.errorf(cause,
+                "ALERT compensation failed: %s %s of order %s%s: %s; retrying with backoff until it succeeds%s",
+                what, surplus.providerRef(), surplus.orderId(), attempt > 0 ? " attempt " + attempt : "", reason,
+                refused ? " or an operator confirms it settled with the provider by hand" : "");
     }
 }

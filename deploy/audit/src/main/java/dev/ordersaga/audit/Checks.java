@@ -89,7 +89,16 @@ public final class Checks {
         List<HandConfirmed> onOperatorsWord = new ArrayList<>();
         for (Order order : snapshot.orders()) {
             List<Surplus> undone = undoneSurpluses(order, index);
-            surplusesUndone.addAll(undone);
+            for (Surplus s : undone) {
+                if (s.onOperatorsWord()) {
+                    onOperatorsWord.add(new HandConfirmed(order.id(), Surplus.CHARGE.equals(s.kind())
+                            ? HandConfirmed.SURPLUS_REFUNDED : HandConfirmed.SURPLUS_CANCELLED, s.undoneBy(),
+                            s.kind() + " " + s.providerRef() + (s.undoRef() == null ? "" : " as " + s.undoRef())
+                                    + ": " + s.confirmation()));
+                } else {
+                    surplusesUndone.add(s);
+                }
+            }
             onOperatorsWord.addAll(onAnOperatorsWord(order, index));
             violations.addAll(settled(order));
             violations.addAll(waitsForAHold(order, index));
@@ -171,8 +180,13 @@ public final class Checks {
     static List<Violation> outcome(Order order, Index index) {
         List<Violation> found = new ArrayList<>();
         List<Reservation> reservations = index.reservations(order.id());
-        Money net = Money.net(index.charges(order.id()), index.refunds(order.id()), order.currency());
-        long live = index.carrierShipments(order.id()).stream().filter(CarrierShipment::live).count();
+        // a second charge or parcel an operator confirmed settled outside the provider's API is off the books
+        Set<String> chargesOnWord = surplusesOnWord(order, index, Surplus.CHARGE);
+        Set<String> parcelsOnWord = surplusesOnWord(order, index, Surplus.SHIPMENT);
+        Money net = Money.net(without(index.charges(order.id()), c -> chargesOnWord.contains(c.chargeId())),
+                without(index.refunds(order.id()), r -> chargesOnWord.contains(r.chargeId())), order.currency());
+        long live = index.carrierShipments(order.id()).stream()
+                .filter(c -> c.live() && !parcelsOnWord.contains(c.shipmentId())).count();
         Set<String> onWord = onAnOperatorsWord(order, index).stream().map(HandConfirmed::action)
                 .collect(Collectors.toSet());
         refundsOfOtherCharges(found, order, index);
@@ -227,6 +241,11 @@ public final class Checks {
         return found;
     }
 
+    private static Set<String> surplusesOnWord(Order order, Index index, String kind) {
+        return index.surpluses(order.id()).stream().filter(s -> s.onOperatorsWord() && s.kind().equals(kind))
+                .map(Surplus::providerRef).collect(Collectors.toSet());
+    }
+
     /**
      * The undoings of a CANCELLED order that its ledger does not show but an operator confirmed settled another way
      * (payment's and shipping's confirm-by-hand, which the services allow only once the provider's API refused the
@@ -244,14 +263,19 @@ public final class Checks {
         // the word covers a refund made outside the provider (none named): one at its dashboard is in the ledger
         boolean refundedOutside = index.payments(order.id()).stream()
                 .anyMatch(p -> p.refundConfirmedBy() != null && p.providerRefundId() == null);
+        Set<String> chargesOnWord = surplusesOnWord(order, index, Surplus.CHARGE);
         index.handConfirmed(order.id(), HandConfirmed.PAYMENT_REFUNDED)
-                .filter(word -> refundedOutside && Money.net(index.charges(order.id()), index.refunds(order.id()),
+                .filter(word -> refundedOutside && Money.net(
+                        without(index.charges(order.id()), c -> chargesOnWord.contains(c.chargeId())),
+                        without(index.refunds(order.id()), r -> chargesOnWord.contains(r.chargeId())),
                         order.currency()).equalsAmount(order.total()))
                 .ifPresent(taken::add);
         // and the parcel the operator named, which is the shipment's: another one live is no parcel they settled
         Set<String> named = index.shipments(order.id()).stream().map(Shipment::carrierShipmentId)
                 .filter(Objects::nonNull).collect(Collectors.toSet());
-        List<CarrierShipment> live = index.carrierShipments(order.id()).stream().filter(CarrierShipment::live).toList();
+        Set<String> parcelsOnWord = surplusesOnWord(order, index, Surplus.SHIPMENT);
+        List<CarrierShipment> live = index.carrierShipments(order.id()).stream()
+                .filter(c -> c.live() && !parcelsOnWord.contains(c.shipmentId())).toList();
         index.handConfirmed(order.id(), HandConfirmed.SHIPMENT_CANCELLED)
                 .filter(word -> live.size() == 1 && named.contains(live.get(0).shipmentId()))
                 .ifPresent(taken::add);
@@ -400,7 +424,28 @@ public final class Checks {
         twice(found, id, index.sightings(id), "order_sighting rows (OrderCreated applied by inventory)",
                 s -> "event " + s.eventId());
         refundedTwice(found, order, index, undoneCharges);
+        surplusRefundedTwice(found, order, index);
         return found;
+    }
+
+    /**
+     * A second charge an operator confirmed refunded by hand was refunded where they said, as the payment's own refund
+     * ({@link #refundedTwice}): a provider refund of it other than the one they named is the money returned twice.
+     */
+    private static void surplusRefundedTwice(List<Violation> found, Order order, Index index) {
+        for (Surplus s : index.surpluses(order.id())) {
+            if (!s.onOperatorsWord() || !Surplus.CHARGE.equals(s.kind())) {
+                continue;
+            }
+            for (ProviderRefund r : index.refunds(order.id())) {
+                if (r.chargeId().equals(s.providerRef()) && !r.refundId().equals(s.undoRef())) {
+                    found.add(ofOrder(Kind.EFFECT_TWICE, order.id(), "refunded twice: operator " + s.undoneBy()
+                            + " confirmed second charge " + s.providerRef() + " refunded " + (s.undoRef() == null
+                            ? "outside the provider" : "as " + s.undoRef()) + ", and the provider made refund "
+                            + r.refundId() + " of " + plain(r.amount()) + " as well"));
+                }
+            }
+        }
     }
 
     /**
@@ -429,12 +474,19 @@ public final class Checks {
      * A second charge or parcel that a provider made under one of our keys, having forgotten it, is the provider's
      * doing, not a step the saga took twice; the services find it in the provider's report and undo it. It counts as
      * undone when the service recorded the undo and the provider's books agree: the charge refunded in full, the parcel
-     * cancelled. One still owed, or whose undo the books do not show, stays an effect taken twice.
+     * cancelled. One still owed, or whose undo the books do not show, stays an effect taken twice. One an operator
+     * confirmed settled outside the provider's API, which the services allow only once the API refused the undo, is
+     * taken on their word (and listed with it), whatever the books show of it; a refund of the charge at the provider
+     * other than one they named is the money returned twice ({@link #surplusRefundedTwice}).
      */
     static List<Surplus> undoneSurpluses(Order order, Index index) {
         List<Surplus> undone = new ArrayList<>();
         for (Surplus s : index.surpluses(order.id())) {
             if (!s.undone()) {
+                continue;
+            }
+            if (s.onOperatorsWord()) {
+                undone.add(s); // a provider refund besides the one named is the money returned twice: below
                 continue;
             }
             boolean booksAgree = switch (s.kind()) {

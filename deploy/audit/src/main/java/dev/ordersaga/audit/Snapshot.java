@@ -127,6 +127,9 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
 
         public static final String PAYMENT_REFUNDED = "confirm-payment-refunded";
         public static final String SHIPMENT_CANCELLED = "confirm-shipment-cancelled";
+        /** Payment-service's and shipping-service's names of the acts for a second charge or parcel (surplus_*). */
+        public static final String SURPLUS_REFUNDED = "confirm-surplus-refunded";
+        public static final String SURPLUS_CANCELLED = "confirm-surplus-cancelled";
     }
 
     // --- inventory_db
@@ -216,9 +219,29 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
      *
      * @param kind        {@link #CHARGE} or {@link #SHIPMENT}
      * @param providerRef the provider's id of the second effect: a charge id, a carrier shipment id
-     * @param undone      the service recorded the provider's acceptance of the refund or cancellation
+     * @param undone      the service recorded the provider's acceptance of the refund or cancellation, or an
+     *                    operator's word that it was settled outside the provider's API
+     * @param undoRef     the provider's id of the refund (for a charge), as the service recorded it or the operator
+     *                    named it; null where none
+     * @param undoneBy    the operator who confirmed it settled by hand; null where the provider's answer undid it
+     * @param confirmation what that operator gave as the settlement
      */
-    public record Surplus(UUID orderId, String kind, String providerRef, boolean undone) {
+    public record Surplus(UUID orderId, String kind, String providerRef, boolean undone, String undoRef,
+                          String undoneBy, String confirmation) {
+
+        /** One the service undid through the provider's API, or has still to undo. */
+        public Surplus(UUID orderId, String kind, String providerRef, boolean undone) {
+            this(orderId, kind, providerRef, undone, null, null, null);
+        }
+
+        public static Surplus confirmedByHand(UUID orderId, String kind, String providerRef, String undoRef,
+                                              String operator, String confirmation) {
+            return new Surplus(orderId, kind, providerRef, true, undoRef, operator, confirmation);
+        }
+
+        public boolean onOperatorsWord() {
+            return undoneBy != null;
+        }
 
         public static final String CHARGE = "charge";
         public static final String SHIPMENT = "shipment";

@@ -545,6 +545,56 @@ class ChecksTest {
             assertThat(result.surplusesUndone()).isEmpty();
         }
 
+        /** The provider kept refusing the second charge's refund; an operator returned the money another way. */
+        private void surplusChargeRefundedByHand(UUID order, String refundId) {
+            surplusCharge(order, false, false);
+            world.surpluses.removeIf(s -> s.providerRef().equals("ch_2"));
+            world.surpluses.add(Snapshot.Surplus.confirmedByHand(order, Snapshot.Surplus.CHARGE, "ch_2", refundId,
+                    "olga", "bank transfer TX-9"));
+        }
+
+        @Test
+        void aSecondChargeAnOperatorConfirmedRefundedOutsideTheProviderIsTakenOnTheirWord() {
+            UUID order = world.confirmed();
+            surplusChargeRefundedByHand(order, null);
+
+            AuditResult result = world.audit();
+
+            assertThat(result.violations()).as("neither a net charge of two totals nor a charge twice").isEmpty();
+            assertThat(result.surplusesUndone()).isEmpty();
+            assertThat(result.onOperatorsWord()).containsExactly(new Snapshot.HandConfirmed(order,
+                    Snapshot.HandConfirmed.SURPLUS_REFUNDED, "olga", "charge ch_2: bank transfer TX-9"));
+            assertThat(Report.text(result)).contains("order " + order + " confirm-surplus-refunded by olga: "
+                    + "charge ch_2: bank transfer TX-9");
+        }
+
+        @Test
+        void aSecondChargeConfirmedRefundedByHandThatTheProviderRefundedTooIsRefundedTwice() {
+            UUID order = world.confirmed();
+            surplusChargeRefundedByHand(order, null);
+            ProviderCharge first = world.charges.get(0);
+            world.refunds.add(new ProviderRefund("re_late", "refund-surplus-ch_2", "ch_2", first.reference(),
+                    first.amount(), first.currency()));
+
+            assertThat(onlyViolation(Kind.EFFECT_TWICE, order).detail()).startsWith("refunded twice: operator olga")
+                    .contains("second charge ch_2").contains("re_late");
+        }
+
+        @Test
+        void aSecondChargeConfirmedRefundedAsTheRefundTheOperatorNamedIsNoRefundTwice() {
+            UUID order = world.confirmed();
+            surplusChargeRefundedByHand(order, "re_dashboard");
+            ProviderCharge first = world.charges.get(0);
+            world.refunds.add(new ProviderRefund("re_dashboard", null, "ch_2", first.reference(), first.amount(),
+                    first.currency()));
+
+            AuditResult result = world.audit();
+
+            assertThat(result.violations()).isEmpty();
+            assertThat(result.onOperatorsWord()).extracting(Snapshot.HandConfirmed::word)
+                    .containsExactly("charge ch_2 as re_dashboard: bank transfer TX-9");
+        }
+
         @Test
         void declinesRepeatedUnderAForgottenKeyAreNoEffectTwice() {
             UUID order = world.declined();
@@ -578,6 +628,24 @@ class ChecksTest {
 
             assertThat(result.violations()).isEmpty();
             assertThat(result.surplusesUndone()).extracting(Snapshot.Surplus::providerRef).containsExactly("shp_2");
+        }
+
+        @Test
+        void aSecondParcelAnOperatorConfirmedCancelledWithTheCarrierIsTakenOnTheirWord() {
+            UUID order = world.confirmed();
+            CarrierShipment first = world.carrierShipments.stream().filter(c -> c.reference().equals(order.toString()))
+                    .findFirst().orElseThrow();
+            world.carrierShipments.add(new CarrierShipment("shp_2", first.idempotencyKey(), first.reference(),
+                    "created"));
+            world.surpluses.add(Snapshot.Surplus.confirmedByHand(order, Snapshot.Surplus.SHIPMENT, "shp_2", null,
+                    "olga", "carrier ticket 77: parcel stopped at the depot"));
+
+            AuditResult result = world.audit();
+
+            assertThat(result.violations()).as("one live parcel, the order's own").isEmpty();
+            assertThat(result.onOperatorsWord()).containsExactly(new Snapshot.HandConfirmed(order,
+                    Snapshot.HandConfirmed.SURPLUS_CANCELLED, "olga",
+                    "shipment shp_2: carrier ticket 77: parcel stopped at the depot"));
         }
 
         @Test

@@ -77,7 +77,7 @@ final class CarrierLedger {
         return true;
     }
 
-    synchronized Shipment create(String idempotencyKey, String reference) {
+    synchronized Shipment create(String idempotencyKey, String reference, boolean cancellable) {
         createCalls.merge(idempotencyKey, 1, Integer::sum);
         String known = idsByKey.get(idempotencyKey);
         if (known != null) {
@@ -89,7 +89,7 @@ final class CarrierLedger {
             }
             return shipment;
         }
-        Shipment shipment = Shipment.create(idempotencyKey, reference);
+        Shipment shipment = Shipment.create(idempotencyKey, reference, cancellable);
         shipmentsById.put(shipment.shipmentId(), shipment);
         if (forgottenKeys.contains(idempotencyKey)) {
             createdUnderForgottenKeys++;
@@ -113,10 +113,16 @@ final class CarrierLedger {
         if (cancelledUnderKey != null) {
             return shipmentsById.get(cancelledUnderKey);
         }
-        Shipment cancelled = shipmentsById.computeIfPresent(shipmentId, (id, shipment) -> shipment.cancelled());
-        if (cancelled == null) {
+        Shipment shipment = shipmentsById.get(shipmentId);
+        if (shipment == null) {
             throw ApiException.notFound("unknown shipment " + shipmentId);
         }
+        if (!shipment.cancellable()) {
+            throw ApiException.unprocessable("shipment " + shipmentId
+                    + " was handed to the courier: too late to cancel");
+        }
+        Shipment cancelled = shipment.cancelled();
+        shipmentsById.put(shipmentId, cancelled);
         cancelsByKey.put(idempotencyKey, shipmentId);
         return cancelled;
     }

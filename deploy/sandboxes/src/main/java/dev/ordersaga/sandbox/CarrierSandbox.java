@@ -5,9 +5,9 @@ import java.util.List;
 
 /**
  * The carrier's sandbox: shipments created idempotently by the Idempotency-Key header, rejected for good when
- * address.line1 is "UNDELIVERABLE", cancelled on request, a report of the shipments created; an outage switch and
- * the slow mode for the retry tests, a forgotten idempotency key, a carrier that forgets every key and answers late, and
- * the ledger.
+ * address.line1 is "UNDELIVERABLE", cancelled on request (refused when it was "UNCANCELLABLE"), a report of the
+ * shipments created; an outage switch and the slow mode for the retry tests, a forgotten idempotency key, a carrier
+ * that forgets every key and answers late, and the ledger.
  *
  * <pre>{@code
  * try (CarrierSandbox carrier = CarrierSandbox.start(0)) {
@@ -74,7 +74,7 @@ public final class CarrierSandbox implements AutoCloseable {
             return Response.json(422, Json.object("status", "rejected", "reason", "address undeliverable"));
         }
         Duration late = ledger.createAnswerDelay();
-        Shipment created = ledger.create(key, shipment.reference());
+        Shipment created = ledger.create(key, shipment.reference(), shipment.cancellable());
         return Response.json(201, Json.object("shipmentId", created.shipmentId(), "status", created.status()))
                 .delayedBy(late);
     }

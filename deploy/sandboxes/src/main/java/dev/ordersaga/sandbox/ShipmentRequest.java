@@ -4,6 +4,8 @@ package dev.ordersaga.sandbox;
 record ShipmentRequest(String reference, Address address) {
 
     static final String UNDELIVERABLE = "UNDELIVERABLE";
+    /** A parcel handed to the courier at once: its cancel is refused (422), as a carrier's once it left the depot. */
+    static final String UNCANCELLABLE = "UNCANCELLABLE";
 
     record Address(String name, String line1, String line2, String city, String postalCode, String country) {
     }
@@ -19,5 +21,9 @@ record ShipmentRequest(String reference, Address address) {
 
     boolean undeliverable() {
         return UNDELIVERABLE.equals(address.line1());
+    }
+
+    boolean cancellable() {
+        return !UNCANCELLABLE.equals(address.line1());
     }
 }

@@ -300,6 +300,22 @@ class CarrierSandboxTest {
         assertThat(client.post("/sandbox/forgetful", null, "{\"on\": true}").status()).isEqualTo(400);
     }
 
+    /** A parcel handed to the courier at once: its cancel is refused, now and under any key, and it stays live. */
+    @Test
+    void cancelOfAnUncancellableShipmentIsRefused() {
+        String key = key();
+        String shipmentId = client.post("/v1/shipments", key, shipment("order-5", "UNCANCELLABLE"))
+                .body().get("shipmentId").asText();
+
+        Answer first = client.post("/v1/shipments/" + shipmentId + "/cancel", "cancel-" + key, "");
+        Answer again = client.post("/v1/shipments/" + shipmentId + "/cancel", "cancel-" + key(), "");
+
+        assertThat(first.status()).isEqualTo(422);
+        assertThat(first.body().get("error").asText()).contains(shipmentId).contains("too late to cancel");
+        assertThat(again.status()).isEqualTo(422);
+        assertThat(client.ledger().get("shipments").get(0).get("status").asText()).isEqualTo("created");
+    }
+
     @Test
     void cancelOfAnUnknownShipmentIs404() {
         assertThat(client.post("/v1/shipments/shp_unknown/cancel", key(), "").status()).isEqualTo(404);

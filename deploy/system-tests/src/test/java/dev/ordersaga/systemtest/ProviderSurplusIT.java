@@ -68,4 +68,59 @@ class ProviderSurplusIT {
                     .contains("OK: no violation");
         }
     }
+    /**
+     * The providers refuse to undo the second effects (a disputed charge's refund, the cancel of a parcel handed to the
+     * courier): each service retries with alerts and shows the refusal to the operator, who settles both outside the
+     * providers' APIs and confirms. The order stays CONFIRMED, the books still show both effects, and the audit passes
+     * the order on the operator's word, listing it.
+     */
+    @Test
+    void secondEffectsTheProvidersRefuseToUndoAreEndedOnAnOperatorsWord() throws Exception {
+        try (SagaSystem saga = SagaSystem.start("provider-surplus-refused", Map.of(
+                "payment.reconciliation.interval", "1s", "payment.reconciliation.min-gap", "1s",
+                "shipping.reconciliation.interval", "1s", "shipping.reconciliation.min-gap", "1s"))) {
+            String sku = SagaSystem.newSku();
+            saga.stock(sku, 5);
+            UUID order = saga.place("surplus-refused-" + sku, "tok_refund_refused", "UNCANCELLABLE",
+                    new SagaSystem.Line(sku, 2, "10.50"));
+            saga.awaitStatus(order, "CONFIRMED", SAGA);
+            String secondCharge = saga.chargeAgainUnderForgottenKey(saga.charges(order).get(0), "tok_refund_refused");
+            String secondParcel = saga.createAgainUnderForgottenKey(saga.carrierShipments(order).get(0),
+                    "UNCANCELLABLE");
+            String charges = "/operator/payments/{orderId}/surplus-charges";
+            String parcels = "/operator/shipments/{orderId}/surplus-parcels";
+
+            await("both undos refused, as the operator sees them").atMost(UNDONE).pollInterval(Duration.ofMillis(250))
+                    .until(() -> saga.operatorRead(SagaSystem.PAYMENT, charges, order).path(0).path("undoRefused")
+                            .asBoolean() && saga.operatorRead(SagaSystem.SHIPPING, parcels, order).path(0)
+                            .path("undoRefused").asBoolean());
+            assertThat(saga.operatorRead(SagaSystem.PAYMENT, charges, order).path(0).path("providerRef").asText())
+                    .isEqualTo(secondCharge);
+            assertThat(saga.operatorRead(SagaSystem.SHIPPING, parcels, order).path(0).path("providerRef").asText())
+                    .isEqualTo(secondParcel);
+
+            JsonNode refunded = saga.operatorConfirm(SagaSystem.PAYMENT, charges + "/{chargeId}/confirm-refunded",
+                    Map.of("reason", "bank transfer TX-9"), order, secondCharge);
+            JsonNode cancelled = saga.operatorConfirm(SagaSystem.SHIPPING, parcels + "/{id}/confirm-cancelled",
+                    Map.of("reason", "carrier ticket 77: returned to sender"), order, secondParcel);
+            assertThat(refunded.path("undoneBy").asText()).isEqualTo("operator");
+            assertThat(cancelled.path("undoneBy").asText()).isEqualTo("operator");
+
+            assertThat(saga.refunds(order)).as("the provider refunded nothing").isEmpty();
+            assertThat(saga.netCharge(order)).isEqualByComparingTo("42.00");
+            assertThat(saga.carrierShipments(order)).extracting(s -> s.path("status").asText())
+                    .containsExactly("created", "created");
+            assertThat(saga.status(order)).isEqualTo("CONFIRMED");
+
+            SagaSystem.AuditRun audit = saga.audit(List.of(order));
+            assertThat(audit.exitCode()).as(audit.report()).isZero();
+            assertThat(audit.report())
+                    .contains("order " + order + " confirm-surplus-refunded by operator: charge " + secondCharge
+                            + ": bank transfer TX-9")
+                    .contains("order " + order + " confirm-surplus-cancelled by operator: shipment " + secondParcel
+                            + ": carrier ticket 77: returned to sender")
+                    .doesNotContain("undone by the services")
+                    .contains("OK: no violation");
+        }
+    }
 }

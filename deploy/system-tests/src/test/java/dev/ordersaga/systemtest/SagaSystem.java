@@ -374,17 +374,35 @@ final class SagaSystem implements AutoCloseable {
      * operator would.
      */
     void operatorConfirmRefunded(UUID orderId, String reason) {
-        await("the refund confirmed by the operator").atMost(Duration.ofSeconds(60))
+        operatorConfirm(PAYMENT, "/operator/payments/{orderId}/confirm-refunded", Map.of("reason", reason), orderId);
+    }
+
+    /** What an operator reads at {@code path} of a service (role operator). */
+    JsonNode operatorRead(int service, String path, Object... pathParams) {
+        return json(given().baseUri(balanced(service)).auth().preemptive().basic("operator", "operator")
+                .get(path, pathParams).then().statusCode(200).extract().asString());
+    }
+
+    /**
+     * An operator's confirm of an undo a provider keeps refusing, asked again while a call of the service's worker is
+     * under way (409: the worker retries between refusals), as an operator would; what it answered.
+     */
+    JsonNode operatorConfirm(int service, String path, Map<String, ?> body, Object... pathParams) {
+        String[] answer = new String[1];
+        await("confirmed by the operator: " + path).atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(200))
                 .until(() -> {
-                    int status = given().baseUri(balanced(PAYMENT)).auth().preemptive().basic("operator", "operator")
-                            .contentType(ContentType.JSON).body(Map.of("reason", reason))
-                            .post("/operator/payments/{orderId}/confirm-refunded", orderId).statusCode();
-                    if (status != 200 && status != 409) {
-                        throw new AssertionError("confirm-refunded answered " + status);
+                    io.restassured.response.Response response = given().baseUri(balanced(service)).auth()
+                            .preemptive().basic("operator", "operator").contentType(ContentType.JSON).body(body)
+                            .post(path, pathParams);
+                    if (response.statusCode() != 200 && response.statusCode() != 409) {
+                        throw new AssertionError(path + " answered " + response.statusCode() + ": "
+                                + response.asString());
                     }
-                    return status == 200;
+                    answer[0] = response.asString();
+                    return response.statusCode() == 200;
                 });
+        return json(answer[0]);
     }
 
     // --- inventory
@@ -460,10 +478,15 @@ final class SagaSystem implements AutoCloseable {
      * held payment). Returns the second charge's id.
      */
     String chargeAgainUnderForgottenKey(JsonNode charge) {
+        return chargeAgainUnderForgottenKey(charge, "tok_ok");
+    }
+
+    /** @param token the card's, as the payment sends it: one that refuses refunds makes a surplus no API undoes */
+    String chargeAgainUnderForgottenKey(JsonNode charge, String token) {
         String key = charge.path("idempotencyKey").asText();
         given().baseUri(url(PAYMENT_PROVIDER)).post("/sandbox/keys/{key}/forget", key).then().statusCode(200);
-        String body = "{\"amount\": %s, \"currency\": \"%s\", \"token\": \"tok_ok\", \"reference\": \"%s\"}".formatted(
-                charge.path("amount").decimalValue().toPlainString(), charge.path("currency").asText(),
+        String body = "{\"amount\": %s, \"currency\": \"%s\", \"token\": \"%s\", \"reference\": \"%s\"}".formatted(
+                charge.path("amount").decimalValue().toPlainString(), charge.path("currency").asText(), token,
                 charge.path("reference").asText());
         return given().baseUri(url(PAYMENT_PROVIDER)).contentType(ContentType.JSON).header("Idempotency-Key", key)
                 .body(body).post("/v1/charges").then().statusCode(201).extract().path("chargeId");
@@ -471,12 +494,17 @@ final class SagaSystem implements AutoCloseable {
 
     /** As {@link #chargeAgainUnderForgottenKey}, a second parcel at the carrier under a shipment's key. */
     String createAgainUnderForgottenKey(JsonNode shipment) {
+        return createAgainUnderForgottenKey(shipment, "1 Main St");
+    }
+
+    /** @param line1 the address's, as the shipment sends it: "UNCANCELLABLE" makes a surplus no API undoes */
+    String createAgainUnderForgottenKey(JsonNode shipment, String line1) {
         String key = shipment.path("idempotencyKey").asText();
         given().baseUri(url(CARRIER)).post("/sandbox/keys/{key}/forget", key).then().statusCode(200);
         String body = """
-                {"reference": "%s", "address": {"name": "Ada Lovelace", "line1": "1 Main St", "city": "London",
+                {"reference": "%s", "address": {"name": "Ada Lovelace", "line1": "%s", "city": "London",
                                                "postalCode": "SW1Y 4JH", "country": "GB"}}""".formatted(
-                shipment.path("reference").asText());
+                shipment.path("reference").asText(), line1);
         return given().baseUri(url(CARRIER)).contentType(ContentType.JSON).header("Idempotency-Key", key)
                 .body(body).post("/v1/shipments").then().statusCode(201).extract().path("shipmentId");
     }

@@ -22,6 +22,9 @@ import org.jboss.logging.Logger;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
 
 /**
  * Refunds the second charges the provider made under payments' keys ({@link SettlementReconciliation} finds them in
@@ -87,8 +90,27 @@ public class SurplusRefunds {
                 payment.currency(), charge.providerRef(), charge.orderId(), key);
         RefundOutcome outcome = provider.refund(key, charge.providerRef(), amount, payment.currency(),
                 charge.orderId().toString());
-        return outcome instanceof Refunded refunded ? new Surpluses.Undone(refunded.refundId())
-                : new Surpluses.Failed(((PaymentProviderClient.RefundFailed) outcome).reason());
+        if (outcome instanceof Refunded refunded) {
+            return new Surpluses.Undone(refunded.refundId());
+        }
+        PaymentProviderClient.RefundFailed failed = (PaymentProviderClient.RefundFailed) outcome;
+        return new Surpluses.Failed(failed.reason(), failed.refused());
+    }
+
+    /** The second charges found of an order, oldest first, with their refunds' state. */
+    public List<Surpluses.Recorded> ofOrder(UUID orderId) {
+        return surpluses.ofOrder(orderId);
+    }
+
+    /**
+     * Records a second charge's refund, which the provider keeps refusing, as made outside its API on an operator's
+     * word ({@link Surpluses#confirmUndoneByHand}).
+     *
+     * @param refundId the provider's id of the refund the operator made, null where the money went back another way
+     */
+    public Optional<Surpluses.Recorded> confirmRefundedByHand(UUID orderId, String chargeId, String refundId,
+                                                              String operator, String reason) {
+        return surpluses.confirmUndoneByHand(orderId, chargeId, refundId, operator, reason);
     }
 
     /** Not the payment's own refund key ({@code refund-<payment id>}): this refunds another charge. */

@@ -3,8 +3,10 @@ package dev.ordersaga.payment.rest;
 import dev.ordersaga.http.NoControlCharacters;
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.payment.application.PaymentService;
+import dev.ordersaga.payment.application.SurplusRefunds;
 import dev.ordersaga.payment.domain.Payment;
 import dev.ordersaga.payment.provider.PaymentProviderClient;
+import dev.ordersaga.work.Surpluses;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
@@ -24,12 +26,14 @@ import jakarta.ws.rs.core.Response;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
+import java.util.List;
 import java.util.UUID;
 
 /**
  * What an operator follows and settles with the payment provider by hand. A compensation is retried until it
  * succeeds, and alerts; where the provider's API keeps refusing a refund (a disputed charge, a closed account), the
- * person who returned the money another way ends it here, and the order's compensation goes on.
+ * person who returned the money another way ends it here, and the order's compensation goes on. So too for the
+ * refund of a second charge the provider made under the payment's key, which the saga does not wait for.
  */
 @Path("/operator/payments")
 @Produces(MediaType.APPLICATION_JSON)
@@ -40,6 +44,9 @@ public class OperatorPaymentResource {
 
     @Inject
     PaymentService payments;
+
+    @Inject
+    SurplusRefunds surplusRefunds;
 
     @Inject
     SecurityIdentity identity;
@@ -74,6 +81,31 @@ public class OperatorPaymentResource {
                     .map(PaymentView::of)
                     .orElseThrow(() -> notFound(orderId));
         } catch (PaymentService.NotConfirmable e) {
+            throw new ProblemException(Response.Status.CONFLICT, "Refund not confirmable", e.getMessage());
+        }
+    }
+
+    @GET
+    @Path("/{orderId}/surplus-charges")
+    @Operation(summary = "Second charges the provider made under the payment's key, having forgotten it: each refunded "
+            + "on its own and retried until the provider takes it; whether its last refund call was refused")
+    public List<Surpluses.Recorded> surplusCharges(@PathParam("orderId") UUID orderId) {
+        return surplusRefunds.ofOrder(orderId);
+    }
+
+    @POST
+    @Path("/{orderId}/surplus-charges/{chargeId}/confirm-refunded")
+    @Operation(summary = "Record that the customer has a second charge back, settled outside the provider's API after "
+            + "it kept refusing its refund: the refund's retries and alerts stop; the order is not touched")
+    public Surpluses.Recorded confirmSurplusRefunded(@PathParam("orderId") UUID orderId,
+                                                     @PathParam("chargeId") String chargeId,
+                                                     @Valid @NotNull ConfirmRequest request) {
+        try {
+            return surplusRefunds.confirmRefundedByHand(orderId, chargeId, request.providerRefundId(),
+                            identity.getPrincipal().getName(), request.reason())
+                    .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Surplus charge not found",
+                            "no second charge " + chargeId + " found for order " + orderId));
+        } catch (Surpluses.NotConfirmable e) {
             throw new ProblemException(Response.Status.CONFLICT, "Refund not confirmable", e.getMessage());
         }
     }

@@ -49,8 +49,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.hasKey;
 import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.nullValue;
 import static io.restassured.RestAssured.given;
 
@@ -285,6 +287,14 @@ class PaymentSagaTest {
 
     private void alter(OrderSaga saga, String assignments) {
         assertThat(update(saga, assignments + " WHERE order_id = ?1")).isEqualTo(1);
+    }
+
+    /** @param change what follows {@code UPDATE surplus_charge SET}, ?1 the order's id */
+    private int updateSurplus(OrderSaga saga, String change) {
+        return QuarkusTransaction.requiringNew().call(() -> repository.getEntityManager()
+                .createNativeQuery("UPDATE surplus_charge SET " + change)
+                .setParameter(1, saga.orderId())
+                .executeUpdate());
     }
 
     /** @param change what follows {@code UPDATE payment SET}, ?1 the order's id */
@@ -623,6 +633,98 @@ class PaymentSagaTest {
         assertThat(payment(saga).providerChargeId()).isEqualTo(first);
         saga.awaitCommittedSoFar(outbox, PATIENCE);
         assertThat(saga.publishedTypes()).as("the saga hears nothing of it").containsExactly("PaymentSucceeded");
+    }
+
+    /**
+     * A second charge whose refund the provider refuses for good (a disputed charge) is retried with an alert until an
+     * operator, who returned the money another way, confirms it: then the provider is called no more, and the payment
+     * and its saga are not touched. The row is held from the workers by hand between the confirms, as in the
+     * payment's own refund's test.
+     */
+    @Test
+    void aSecondChargesRefundTheProviderKeepsRefusingIsEndedByAnOperatorsConfirm() {
+        OrderSaga saga = saga("second-charge-refund-refused");
+        paidWith(saga, "tok_refund_refused");
+        String second = chargedAgainUnderAForgottenKey(saga, "tok_refund_refused");
+        String surplusCharges = "/operator/payments/{orderId}/surplus-charges";
+        String confirm = surplusCharges + "/{chargeId}/confirm-refunded";
+        String body = "{\"reason\": \"returned by bank transfer TX-9\"}";
+
+        try (LogCapture refunds = LogCapture.of(Surpluses.class)) {
+            reconciliation.reconcile();
+            String alert = "ALERT compensation failed: refund of surplus charge " + second + " of order "
+                    + saga.orderId();
+            await().atMost(PATIENCE).until(() -> refunds.containing(alert + " attempt 2").size() == 1);
+            assertThat(refunds.containing(alert + " attempt 1")).singleElement().satisfies(line -> assertThat(
+                    line.message()).endsWith("or an operator confirms it settled with the provider by hand"));
+        }
+        // taken from the workers between two calls, its last answer a refusal (a claim clears undo_refused), as if a
+        // call were under way for an hour: no worker takes it meanwhile
+        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(20)).until(() -> updateSurplus(saga, """
+                next_attempt_at = now() + interval '1 hour', claimed_until = now() + interval '1 hour'
+                WHERE order_id = ?1 AND undo_refused AND next_attempt_at IS DISTINCT FROM claimed_until""") == 1);
+        operator().body(body).post(confirm, saga.orderId(), second).then().statusCode(409)
+                .contentType("application/problem+json").body("detail", containsString("under way"));
+        assertThat(updateSurplus(saga, "claimed_until = NULL WHERE order_id = ?1")).isEqualTo(1);
+        operator().get(surplusCharges, saga.orderId()).then().statusCode(200).body("size()", equalTo(1))
+                .body("[0].providerRef", equalTo(second)).body("[0].undoRefused", equalTo(true))
+                .body("[0].attempts", greaterThanOrEqualTo(2)).body("[0].undoneAt", nullValue());
+        given().contentType(ContentType.JSON).body(body).post(confirm, saga.orderId(), second).then().statusCode(401);
+        operator().body("{\"reason\": \" \"}").post(confirm, saga.orderId(), second).then().statusCode(400);
+        operator().body(body).post(confirm, saga.orderId(), "ch_unknown").then().statusCode(404)
+                .contentType("application/problem+json").body("detail", containsString("ch_unknown"));
+
+        try (LogCapture log = LogCapture.of(Surpluses.class)) {
+            operator().body(body).post(confirm, saga.orderId(), second).then().statusCode(200)
+                    .body("undoneBy", equalTo("operator")).body("undoRef", nullValue())
+                    .body("undoConfirmation", equalTo("returned by bank transfer TX-9"))
+                    .body("nextAttemptAt", nullValue()).body("undoneAt", notNullValue());
+            assertThat(log.containing("Done by hand: refund of surplus charge " + second)).singleElement()
+                    .satisfies(line -> {
+                        assertThat(line.level()).isEqualTo(org.jboss.logmanager.Level.WARN);
+                        assertThat(line.message()).contains("confirmed by operator operator after")
+                                .endsWith("as settled outside the provider: returned by bank transfer TX-9");
+                        assertThat(line.correlationId()).isEqualTo(saga.correlationId());
+                    });
+        }
+        assertThat(ledger(saga).refunds()).as("the provider refunded nothing").isEmpty();
+        assertThat(payment(saga).status()).isEqualTo(PaymentStatus.SUCCEEDED);
+
+        // asked again (its answer lost), it holds and changes nothing; for a refund at the provider it is refused
+        operator().body(body).post(confirm, saga.orderId(), second).then().statusCode(200)
+                .body("undoneBy", equalTo("operator"));
+        operator().body("{\"providerRefundId\": \"re_other\", \"reason\": \"by hand\"}")
+                .post(confirm, saga.orderId(), second).then().statusCode(409)
+                .body("detail", containsString("settled outside the provider, not re_other"));
+        saga.awaitCommittedSoFar(outbox, PATIENCE);
+        assertThat(saga.publishedTypes()).as("the saga hears nothing of it").containsExactly("PaymentSucceeded");
+    }
+
+    /**
+     * A second charge whose refund call went unanswered may have been refunded: an operator's word cannot end it until
+     * the provider refused a call.
+     */
+    @Test
+    void aSecondChargeWhoseRefundWasNotRefusedIsNotConfirmable() {
+        OrderSaga saga = saga("second-charge-not-refused");
+        paidWith(saga, "tok_ok");
+        String second = chargedAgainUnderAForgottenKey(saga, "tok_ok");
+        // recorded as the report's read does, due in an hour: no worker takes it
+        Payment payment = payment(saga);
+        QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager().createNativeQuery("""
+                        INSERT INTO surplus_charge (id, provider_ref, owner_id, order_id, correlation_id, attempts,
+                                                    next_attempt_at, found_at)
+                        VALUES (?1, ?2, ?3, ?4, ?5, 3, now() + interval '1 hour', now())""")
+                .setParameter(1, UUID.randomUUID()).setParameter(2, second).setParameter(3, payment.id())
+                .setParameter(4, saga.orderId()).setParameter(5, saga.correlationId()).executeUpdate());
+
+        operator().body("{\"reason\": \"by hand\"}")
+                .post("/operator/payments/{orderId}/surplus-charges/{chargeId}/confirm-refunded", saga.orderId(),
+                        second)
+                .then().statusCode(409).contentType("application/problem+json")
+                .body("detail", containsString("no call refused by the provider yet"));
+        operator().get("/operator/payments/{orderId}/surplus-charges", saga.orderId()).then().statusCode(200)
+                .body("[0].undoRefused", equalTo(false)).body("[0].undoneBy", nullValue());
     }
 
     /**

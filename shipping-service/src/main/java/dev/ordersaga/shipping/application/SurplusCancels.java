@@ -18,6 +18,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
 
 /**
  * Cancels the second shipments the carrier created under shipments' keys ({@link CarrierReconciliation} finds them in
@@ -78,9 +81,25 @@ public class SurplusCancels {
             return new Surpluses.Undone("cancelled");
         }
         if (result instanceof CarrierClient.UnknownShipment) {
-            // the report listed it, so the carrier knows it: a 404 is the carrier's error, not "nothing to cancel"
-            return new Surpluses.Failed("the carrier does not know shipment " + shipment.providerRef());
+            // the report listed it, so the carrier knows it: a 404 is the carrier's error, not "nothing to cancel",
+            // and one no retry mends (as the shipment's own cancel takes it)
+            return new Surpluses.Failed("the carrier does not know shipment " + shipment.providerRef(), true);
         }
-        return new Surpluses.Failed(((CarrierClient.CancelFailed) result).reason());
+        CarrierClient.CancelFailed failed = (CarrierClient.CancelFailed) result;
+        return new Surpluses.Failed(failed.reason(), failed.refused());
+    }
+
+    /** The second parcels found of an order, oldest first, with their cancels' state. */
+    public List<Surpluses.Recorded> ofOrder(UUID orderId) {
+        return surpluses.ofOrder(orderId);
+    }
+
+    /**
+     * Records a second parcel's cancel, which the carrier keeps refusing, as settled with the carrier outside its API
+     * on an operator's word ({@link Surpluses#confirmUndoneByHand}).
+     */
+    public Optional<Surpluses.Recorded> confirmCancelledByHand(UUID orderId, String carrierShipmentId, String operator,
+                                                               String reason) {
+        return surpluses.confirmUndoneByHand(orderId, carrierShipmentId, null, operator, reason);
     }
 }

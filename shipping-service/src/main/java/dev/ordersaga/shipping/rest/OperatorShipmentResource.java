@@ -3,6 +3,8 @@ package dev.ordersaga.shipping.rest;
 import dev.ordersaga.http.NoControlCharacters;
 import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.shipping.application.ShippingService;
+import dev.ordersaga.shipping.application.SurplusCancels;
+import dev.ordersaga.work.Surpluses;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
@@ -11,6 +13,7 @@ import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Size;
 import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -20,12 +23,14 @@ import jakarta.ws.rs.core.Response;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
+import java.util.List;
 import java.util.UUID;
 
 /**
  * What an operator settles with the carrier by hand. A compensation is retried until it succeeds, and alerts; where
  * the carrier's API keeps refusing a cancel (a 404 for a parcel it gave us), the person who settled it with the carrier
- * ends it here, and the order's compensation goes on.
+ * ends it here, and the order's compensation goes on. So too for the cancel of a second parcel the carrier made under
+ * the shipment's key, which the saga does not wait for.
  */
 @Path("/operator/shipments")
 @Produces(MediaType.APPLICATION_JSON)
@@ -43,6 +48,9 @@ public class OperatorShipmentResource {
     ShippingService shipping;
 
     @Inject
+    SurplusCancels surplusCancels;
+
+    @Inject
     SecurityIdentity identity;
 
     /**
@@ -51,6 +59,35 @@ public class OperatorShipmentResource {
      */
     public record ConfirmRequest(@Size(max = MAX_CARRIER_ID_LENGTH) @NoControlCharacters String carrierShipmentId,
                                  @NotBlank @Size(max = MAX_REASON_LENGTH) @NoControlCharacters String reason) {
+    }
+
+    /** Why the operator holds a second parcel cancelled: what the carrier said, and through whom. */
+    public record SurplusConfirmRequest(@NotBlank @Size(max = MAX_REASON_LENGTH) @NoControlCharacters String reason) {
+    }
+
+    @GET
+    @Path("/{orderId}/surplus-parcels")
+    @Operation(summary = "Second parcels the carrier created under the shipment's key, having forgotten it: each "
+            + "cancelled on its own and retried until the carrier takes it; whether its last cancel call was refused")
+    public List<Surpluses.Recorded> surplusParcels(@PathParam("orderId") UUID orderId) {
+        return surplusCancels.ofOrder(orderId);
+    }
+
+    @POST
+    @Path("/{orderId}/surplus-parcels/{carrierShipmentId}/confirm-cancelled")
+    @Operation(summary = "Record that the carrier confirmed, outside its API, that a second parcel whose cancel it "
+            + "keeps refusing will not go out: the cancel's retries and alerts stop; the order is not touched")
+    public Surpluses.Recorded confirmSurplusCancelled(@PathParam("orderId") UUID orderId,
+                                                      @PathParam("carrierShipmentId") String carrierShipmentId,
+                                                      @Valid @NotNull SurplusConfirmRequest request) {
+        try {
+            return surplusCancels.confirmCancelledByHand(orderId, carrierShipmentId, identity.getPrincipal().getName(),
+                            request.reason())
+                    .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Surplus parcel not found",
+                            "no second parcel " + carrierShipmentId + " found for order " + orderId));
+        } catch (Surpluses.NotConfirmable e) {
+            throw new ProblemException(Response.Status.CONFLICT, "Cancel not confirmable", e.getMessage());
+        }
     }
 
     @POST

@@ -60,6 +60,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
 
 /** The worker: its schedule lives in the rows, and a cancellation waits for the call under way. */
 @QuarkusTest
@@ -598,9 +599,13 @@ class ShipmentWorkerTest {
                 .as("the saga hears nothing of it").containsExactly("ShipmentCreated");
     }
 
-    /** The carrier's 404 for a shipment its report listed is its error, not "nothing to cancel": retried, alerted. */
+    /**
+     * The carrier's 404 for a shipment its report listed is its error, not "nothing to cancel": retried, alerted, and a
+     * refusal no retry mends, which the operator who settled it with the carrier ends. Not while a call is under way;
+     * the shipment and its saga are not touched.
+     */
     @Test
-    void aSurplusShipmentTheCarrierDeniesKnowingIsRetriedWithAnAlert() throws Exception {
+    void aSurplusShipmentTheCarrierDeniesKnowingIsRetriedWithAnAlertUntilAnOperatorEndsIt() throws Exception {
         UUID orderId = UUID.randomUUID();
         UUID shipmentId = UUID.randomUUID();
         String correlationId = "shipping-test-" + orderId;
@@ -609,24 +614,65 @@ class ShipmentWorkerTest {
         alter(shipmentId, "status = 'CREATED', carrier_shipment_id = 'shp_recorded', next_attempt_at = NULL");
         String unknown = "shp_unknown_" + orderId;
         double failuresBefore = meters.find("saga.compensation.failures").tag("step", "surplus-cancel").counter().count();
-        try (LogCapture log = LogCapture.of(Surpluses.class)) {
-            assertThat(surplusCancels.found(new ShipmentRepository.AtCarrier(shipmentId, orderId, correlationId,
-                    "shp_recorded"), unknown)).isTrue();
-            String alert = "ALERT compensation failed: cancel of surplus shipment " + unknown + " of order " + orderId;
-            await().atMost(WAIT).until(() -> log.containing(alert).size() >= 2);
-            assertThat(log.containing(alert).get(0).message()).contains("attempt 1").contains("does not know");
-            assertThat(log.containing(alert).get(1).message()).contains("attempt 2");
-            assertThat(log.containing(alert).get(0).correlationId()).isEqualTo(correlationId);
-        } finally {
-            // not left to fail for ever in the tests that follow
-            try (Connection c = dataSource.getConnection(); PreparedStatement done = c.prepareStatement(
-                    "UPDATE surplus_shipment SET undo_ref = 'given up by the test', next_attempt_at = NULL WHERE provider_ref = ?")) {
-                done.setString(1, unknown);
-                done.executeUpdate();
+        String surplusParcels = "/operator/shipments/{orderId}/surplus-parcels";
+        String confirm = surplusParcels + "/{carrierShipmentId}/confirm-cancelled";
+        String body = "{\"reason\": \"the carrier's desk, ticket 77: no such parcel left the depot\"}";
+        try {
+            try (LogCapture log = LogCapture.of(Surpluses.class)) {
+                assertThat(surplusCancels.found(new ShipmentRepository.AtCarrier(shipmentId, orderId, correlationId,
+                        "shp_recorded"), unknown)).isTrue();
+                String alert = "ALERT compensation failed: cancel of surplus shipment " + unknown + " of order "
+                        + orderId;
+                await().atMost(WAIT).until(() -> log.containing(alert).size() >= 2);
+                assertThat(log.containing(alert).get(0).message()).contains("attempt 1").contains("does not know")
+                        .endsWith("or an operator confirms it settled with the provider by hand");
+                assertThat(log.containing(alert).get(1).message()).contains("attempt 2");
+                assertThat(log.containing(alert).get(0).correlationId()).isEqualTo(correlationId);
             }
+            // taken from the workers between two calls, its last answer a refusal, as if a call were under way
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> alterSurplus(unknown, """
+                    next_attempt_at = now() + interval '1 hour', claimed_until = now() + interval '1 hour'
+                    WHERE provider_ref = ? AND undo_refused
+                      AND next_attempt_at IS DISTINCT FROM claimed_until""") == 1);
+            operator().body(body).post(confirm, orderId, unknown).then().statusCode(409)
+                    .contentType("application/problem+json").body("detail", containsString("under way"));
+            assertThat(alterSurplus(unknown, "claimed_until = NULL WHERE provider_ref = ?")).isEqualTo(1);
+            operator().get(surplusParcels, orderId).then().statusCode(200).body("size()", equalTo(1))
+                    .body("[0].providerRef", equalTo(unknown)).body("[0].undoRefused", equalTo(true));
+            given().contentType(ContentType.JSON).body(body).post(confirm, orderId, unknown).then().statusCode(401);
+            operator().body("{}").post(confirm, orderId, unknown).then().statusCode(400);
+            operator().body(body).post(confirm, orderId, "shp_other").then().statusCode(404);
+
+            try (LogCapture log = LogCapture.of(Surpluses.class)) {
+                operator().body(body).post(confirm, orderId, unknown).then().statusCode(200)
+                        .body("undoneBy", equalTo("operator")).body("nextAttemptAt", nullValue())
+                        .body("undoConfirmation",
+                                equalTo("the carrier's desk, ticket 77: no such parcel left the depot"));
+                assertThat(log.containing("Done by hand: cancel of surplus shipment " + unknown)).singleElement()
+                        .satisfies(line -> assertThat(line.correlationId()).isEqualTo(correlationId));
+            }
+            // asked again (its answer lost), it holds
+            operator().body(body).post(confirm, orderId, unknown).then().statusCode(200);
+        } finally {
+            // not left to fail for ever in the tests that follow, should the test fail before the confirm
+            alterSurplus(unknown, """
+                    undone_at = now(), next_attempt_at = NULL, undone_by = 'the test'
+                    WHERE provider_ref = ? AND undone_at IS NULL""");
         }
         assertThat(meters.find("saga.compensation.failures").tag("step", "surplus-cancel").counter().count())
                 .isGreaterThanOrEqualTo(failuresBefore + 2);
+        Shipment shipment = row(orderId);
+        assertThat(shipment.status()).isEqualTo(ShipmentStatus.CREATED);
+        assertThat(shipment.carrierShipmentId()).isEqualTo("shp_recorded");
+    }
+
+    /** @param change what follows {@code UPDATE surplus_shipment SET}, ? the carrier's id of the parcel */
+    private int alterSurplus(String providerRef, String change) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement update = c.prepareStatement("UPDATE surplus_shipment SET " + change)) {
+            update.setString(1, providerRef);
+            return update.executeUpdate();
+        }
     }
 
     private double counter(String name) {

@@ -117,6 +117,20 @@ class CarrierClientTest {
         assertThat(client.cancel("shp_unknown")).isInstanceOf(UnknownShipment.class);
     }
 
+    @Test
+    void aCancelOfAParcelHandedToTheCourierIsRefused() {
+        UUID orderId = UUID.randomUUID();
+        String carrierId = ((Created) client.create(UUID.randomUUID().toString(), orderId.toString(),
+                new Destination("Ada", "UNCANCELLABLE", null, "London", "N1 9GU", "GB"))).carrierShipmentId();
+
+        assertThat(client.cancel(carrierId)).isInstanceOfSatisfying(CarrierClient.CancelFailed.class, failed -> {
+            assertThat(failed.reason()).contains("422").contains("too late to cancel");
+            assertThat(failed.refused()).isTrue();
+        });
+        assertThat(controls.shipmentsOf(orderId)).singleElement()
+                .satisfies(s -> assertThat(s.status()).isEqualTo("created"));
+    }
+
     /** The carrier answers a key it has seen with what the key did first: not a cancellation of this shipment. */
     @Test
     void aCancelAnsweredForAnotherShipmentFails() {

@@ -364,13 +364,17 @@ public final class Databases {
         if (!hasColumn(c, table, "undone_at")) {
             return surpluses;
         }
-        try (PreparedStatement ps = c.prepareStatement("SELECT order_id, provider_ref, undone_at IS NOT NULL AS undone "
-                + "FROM " + table + " WHERE order_id = ANY(?) ORDER BY order_id, found_at")) {
+        boolean byHandKnown = hasColumn(c, table, "undone_by");
+        String byHand = byHandKnown ? "undone_by, undo_confirmation" : "NULL AS undone_by, NULL AS undo_confirmation";
+        try (PreparedStatement ps = c.prepareStatement("SELECT order_id, provider_ref, "
+                + "undone_at IS NOT NULL AS undone, undo_ref, " + byHand + " FROM " + table
+                + " WHERE order_id = ANY(?) ORDER BY order_id, found_at")) {
             ps.setArray(1, uuids(c, orderIds));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     surpluses.add(new Surplus(rs.getObject("order_id", UUID.class), kind, rs.getString("provider_ref"),
-                            rs.getBoolean("undone")));
+                            rs.getBoolean("undone"), rs.getString("undo_ref"), rs.getString("undone_by"),
+                            rs.getString("undo_confirmation")));
                 }
             }
         }
