@@ -46,7 +46,7 @@ public final class InventoryRows {
              PreparedStatement ps = c.prepareStatement("SELECT available, reserved, shipped FROM stock WHERE sku = ?")) {
             ps.setString(1, sku);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getInt(1) + "/" + rs.getInt(2) + "/" + rs.getInt(3) : null;
+                return rs.next() ? rs.getLong(1) + "/" + rs.getLong(2) + "/" + rs.getLong(3) : null;
             }
         }
     }

@@ -782,7 +782,7 @@ public final class Checks {
                         + touchedBy));
                 continue;
             }
-            long counted = (long) s.available() + s.reserved() + s.shipped();
+            long counted = s.available() + s.reserved() + s.shipped();
             if (s.stocked() != null && s.stocked() != counted) {
                 found.add(ofSku(Kind.STOCK_NOT_CONSERVED, s.sku(), "stocked " + s.stocked() + " != available "
                         + s.available() + " + reserved " + s.reserved() + " + shipped " + s.shipped() + " = " + counted

@@ -163,10 +163,10 @@ public record Snapshot(String scope, Instant since, List<Order> orders, List<UUI
      * @param row                    whether the SKU has a stock row; without one, reservations that hold units of it
      *                               reserved or shipped units that were never counted
      */
-    public record Stock(String sku, Integer stocked, int available, int reserved, int shipped, long heldByReserved,
+    public record Stock(String sku, Long stocked, long available, long reserved, long shipped, long heldByReserved,
                         long heldByConsumed, boolean row) {
 
-        public Stock(String sku, Integer stocked, int available, int reserved, int shipped, long heldByReserved,
+        public Stock(String sku, Long stocked, long available, long reserved, long shipped, long heldByReserved,
                      long heldByConsumed) {
             this(sku, stocked, available, reserved, shipped, heldByReserved, heldByConsumed, true);
         }

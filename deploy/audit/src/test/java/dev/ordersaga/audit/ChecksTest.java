@@ -979,7 +979,7 @@ class ChecksTest {
         @Test
         void skusNoOrderInScopeTouchesAreNotJudged() {
             world.confirmed();
-            world.stockOverrides.put("SKU-ELSEWHERE", new Stock("SKU-ELSEWHERE", 0, 5, 0, 0, 0, 0));
+            world.stockOverrides.put("SKU-ELSEWHERE", new Stock("SKU-ELSEWHERE", 0L, 5, 0, 0, 0, 0));
             AuditResult result = world.audit();
             assertThat(result.violations()).isEmpty();
             assertThat(result.skusChecked()).isEqualTo(1);

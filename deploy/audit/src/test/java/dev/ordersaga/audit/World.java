@@ -287,7 +287,7 @@ final class World {
                 }
             }
         }
-        return new Stock(sku, (int) (SPARE + held + consumed), SPARE, (int) held, (int) consumed, held, consumed);
+        return new Stock(sku, SPARE + held + consumed, SPARE, held, consumed, held, consumed);
     }
 
     Snapshot snapshot() {

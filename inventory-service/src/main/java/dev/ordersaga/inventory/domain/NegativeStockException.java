@@ -9,7 +9,7 @@ public class NegativeStockException extends RuntimeException implements NotRetry
         super(message);
     }
 
-    static NegativeStockException moving(String sku, String movement, int quantity, String count, int held) {
+    static NegativeStockException moving(String sku, String movement, int quantity, String count, long held) {
         return new NegativeStockException("cannot " + movement + " " + quantity + " of " + sku + ": " + count + " is " + held);
     }
 }

@@ -18,17 +18,17 @@ public class Stock {
     private String sku;
 
     @Column(nullable = false)
-    private int available;
+    private long available;
 
     @Column(nullable = false)
-    private int reserved;
+    private long reserved;
 
     @Column(nullable = false)
-    private int shipped;
+    private long shipped;
 
     /** Units ever made available by {@link #adjustAvailableTo}: always available + reserved + shipped. */
     @Column(nullable = false)
-    private int stocked;
+    private long stocked;
 
     protected Stock() {
     }
@@ -42,7 +42,7 @@ public class Stock {
     }
 
     /** A SKU's row as read without Hibernate ({@code StockRepository}); its changes are written the same way. */
-    public static Stock stored(String sku, int available, int reserved, int shipped, int stocked) {
+    public static Stock stored(String sku, long available, long reserved, long shipped, long stocked) {
         Stock stock = new Stock(sku);
         stock.available = available;
         stock.reserved = reserved;
@@ -52,7 +52,7 @@ public class Stock {
     }
 
     /** The counts, to tell whether a movement changed them. */
-    public record Counts(int available, int reserved, int shipped, int stocked) {
+    public record Counts(long available, long reserved, long shipped, long stocked) {
     }
 
     public Counts counts() {
@@ -124,19 +124,19 @@ public class Stock {
         return sku;
     }
 
-    public int available() {
+    public long available() {
         return available;
     }
 
-    public int reserved() {
+    public long reserved() {
         return reserved;
     }
 
-    public int shipped() {
+    public long shipped() {
         return shipped;
     }
 
-    public int stocked() {
+    public long stocked() {
         return stocked;
     }
 }

@@ -37,7 +37,7 @@ public final class LockedStock {
     }
 
     private static Stock stock(ResultSet row) throws SQLException {
-        return Stock.stored(row.getString(1), row.getInt(2), row.getInt(3), row.getInt(4), row.getInt(5));
+        return Stock.stored(row.getString(1), row.getLong(2), row.getLong(3), row.getLong(4), row.getLong(5));
     }
 
     /** The locked rows by SKU, for the domain to move units in; SKUs without a row are absent. */
@@ -54,10 +54,10 @@ public final class LockedStock {
                 continue;
             }
             TransactionalWrites.Write update = new TransactionalWrites.Write(UPDATE, 5, (statement, first) -> {
-                statement.setInt(first, now.available());
-                statement.setInt(first + 1, now.reserved());
-                statement.setInt(first + 2, now.shipped());
-                statement.setInt(first + 3, now.stocked());
+                statement.setLong(first, now.available());
+                statement.setLong(first + 1, now.reserved());
+                statement.setLong(first + 2, now.shipped());
+                statement.setLong(first + 3, now.stocked());
                 statement.setString(first + 4, stock.sku());
             }).expecting(1);
             changes = changes == null ? update : changes.then(update);

@@ -75,7 +75,7 @@ public class StockResource {
             // stocked counts every unit ever made available: a SKU refilled and sold for long enough outgrows the
             // column, and the set is refused (rolled back) rather than answered with a 500
             throw new ProblemException(Response.Status.CONFLICT, "Stock count too large", "the units ever stocked of "
-                    + sku + " would pass " + Integer.MAX_VALUE + ", which its counts cannot keep; nothing was set");
+                    + sku + " would pass " + Long.MAX_VALUE + ", which its counts cannot keep; nothing was set");
         }
         return Response.ok(StockView.of(stock)).tag(new EntityTag(stock.tag())).build();
     }

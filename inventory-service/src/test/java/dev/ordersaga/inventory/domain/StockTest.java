@@ -73,6 +73,17 @@ class StockTest {
         assertThat(stock.stocked()).isEqualTo(stock.available() + stock.reserved() + stock.shipped()).isEqualTo(3);
     }
 
+    /** A SKU that shipped 2^31 - 1 units in its life ships the next: its confirmation is not refused. */
+    @Test
+    void aSkuShipsPastWhatAnIntegerCounts() {
+        Stock stock = Stock.stored("SKU-SCREW", 0, 1000, Integer.MAX_VALUE - 10, Integer.MAX_VALUE + 990L);
+        stock.consume(1000);
+        assertThat(counts(stock)).isEqualTo("0/0/" + (Integer.MAX_VALUE + 990L));
+        stock.adjustAvailableTo(Integer.MAX_VALUE);
+        assertThat(stock.stocked()).isEqualTo(stock.available() + stock.reserved() + stock.shipped())
+                .isEqualTo(2L * Integer.MAX_VALUE + 990);
+    }
+
     @Test
     void onlyPositiveQuantitiesMove() {
         Stock stock = stockOf(5);

@@ -76,7 +76,7 @@ class ReservationRepositoryTest {
         assertThat(reservation.items()).extracting(ReservedItem::sku, ReservedItem::quantity)
                 .containsExactly(tuple(second, 3), tuple(first, 2));
         assertThat(locked.stock().rows().values()).extracting(s -> s.sku(), s -> s.available(), s -> s.reserved())
-                .containsExactly(tuple(second, 4, 3), tuple(first, 3, 2));
+                .containsExactly(tuple(second, 4L, 3L), tuple(first, 3L, 2L));
         assertThat(locked.stock().changes()).isEmpty();
         assertThat(QuarkusTransaction.requiringNew().call(() -> reservations.lockWithStock(UUID.randomUUID(), confirmedClaim(UUID.randomUUID())))).isEmpty();
     }

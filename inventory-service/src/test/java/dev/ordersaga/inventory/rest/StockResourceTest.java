@@ -127,24 +127,53 @@ class StockResourceTest {
                 .body("available", equalTo(1));
     }
 
-    /** A SKU refilled and sold for long enough: the units ever stocked near what the column keeps. */
+    /**
+     * A SKU refilled and sold for long enough: the units ever stocked past 2^31 - 1, which integer counts refused, and
+     * then near what the columns keep.
+     */
     @Test
     void aSetThatWouldOutgrowTheStockedCountIsAConflictAndSetsNothing() throws Exception {
         String sku = InventoryRows.newSku("outgrown");
         asOperator().contentType(ContentType.JSON).body("{\"quantity\": 0}").when().put("/stock/" + sku)
                 .then().statusCode(200);
-        try (var c = dataSource.getConnection();
-             var ps = c.prepareStatement("UPDATE stock SET stocked = 2147483000, shipped = 2147483000 WHERE sku = ?")) {
-            ps.setString(1, sku);
-            assertThat(ps.executeUpdate()).isEqualTo(1);
-        }
+        soldAlready(sku, 2147483000L);
         asOperator().contentType(ContentType.JSON).body("{\"quantity\": 1000}").when().put("/stock/" + sku)
+                .then().statusCode(200)
+                .body("shipped", equalTo(2147483000));
+        assertThat(stocked(sku)).isEqualTo(2147484000L);
+
+        soldAlready(sku, Long.MAX_VALUE - 1800); // stocked 800 short of the most
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 2000}").when().put("/stock/" + sku)
                 .then().statusCode(409)
                 .contentType("application/problem+json")
                 .body("title", equalTo("Stock count too large"));
-        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing set").isEqualTo("0/0/2147483000");
-        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 600}").when().put("/stock/" + sku)
+        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing set")
+                .isEqualTo("1000/0/" + (Long.MAX_VALUE - 1800));
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 1600}").when().put("/stock/" + sku)
                 .then().statusCode(200);
+        assertThat(stocked(sku)).isEqualTo(Long.MAX_VALUE - 200);
+    }
+
+    /** As the saga leaves a SKU that shipped so many units: stocked = available + shipped. */
+    private void soldAlready(String sku, long shipped) throws Exception {
+        try (var c = dataSource.getConnection();
+             var ps = c.prepareStatement("UPDATE stock SET shipped = ?, stocked = available + ? WHERE sku = ?")) {
+            ps.setLong(1, shipped);
+            ps.setLong(2, shipped);
+            ps.setString(3, sku);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+    }
+
+    private long stocked(String sku) throws Exception {
+        try (var c = dataSource.getConnection();
+             var ps = c.prepareStatement("SELECT stocked FROM stock WHERE sku = ?")) {
+            ps.setString(1, sku);
+            try (var rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                return rs.getLong(1);
+            }
+        }
     }
 
     /** What a reservation does to the counts, as another transaction would between an operator's GET and PUT. */

@@ -320,8 +320,8 @@ public final class Databases {
                 while (rs.next()) {
                     String sku = rs.getString("sku");
                     long[] h = held.getOrDefault(sku, new long[2]);
-                    stock.add(new Stock(sku, stockedKnown ? Integer.valueOf(rs.getInt("stocked")) : null,
-                            rs.getInt("available"), rs.getInt("reserved"), rs.getInt("shipped"), h[0], h[1]));
+                    stock.add(new Stock(sku, stockedKnown ? Long.valueOf(rs.getLong("stocked")) : null,
+                            rs.getLong("available"), rs.getLong("reserved"), rs.getLong("shipped"), h[0], h[1]));
                 }
             }
         }
