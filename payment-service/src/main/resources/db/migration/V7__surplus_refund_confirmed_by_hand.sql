@@ -6,6 +6,10 @@
 -- is kept with the row: who (the name whole, as the identity provider gives it) and why; undo_ref is the refund they
 -- named at the provider, null where the money went back outside it. The undo is done once undone_at is set, by the
 -- provider's answer or an operator's word.
+-- Every undo the service recorded set undone_at with undo_ref; a row changed by hand with only undo_ref set (as an
+-- older test of the service did) is done all the same, as the new constraint has it.
+UPDATE surplus_charge SET undone_at = found_at WHERE undo_ref IS NOT NULL AND undone_at IS NULL;
+
 ALTER TABLE surplus_charge
     ADD COLUMN undo_refused boolean NOT NULL DEFAULT false,
     ADD COLUMN claimed_until timestamptz,

@@ -5,6 +5,10 @@
 -- (claimed_until, the end of the last claim's lease, which next_attempt_at equals while the call runs). Their word is
 -- kept with the row: who (the name whole, as the identity provider gives it) and why; undo_ref stays null. The undo is
 -- done once undone_at is set, by the carrier's answer or an operator's word.
+-- Every undo the service recorded set undone_at with undo_ref; a row changed by hand with only undo_ref set (as an
+-- older test of the service did) is done all the same, as the new constraint has it.
+UPDATE surplus_shipment SET undone_at = found_at WHERE undo_ref IS NOT NULL AND undone_at IS NULL;
+
 ALTER TABLE surplus_shipment
     ADD COLUMN undo_refused boolean NOT NULL DEFAULT false,
     ADD COLUMN claimed_until timestamptz,

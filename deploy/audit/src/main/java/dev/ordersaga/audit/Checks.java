@@ -241,8 +241,9 @@ public final class Checks {
         return found;
     }
 
+    /** The order's second effects of a kind that the audit takes as undone on an operator's word. */
     private static Set<String> surplusesOnWord(Order order, Index index, String kind) {
-        return index.surpluses(order.id()).stream().filter(s -> s.onOperatorsWord() && s.kind().equals(kind))
+        return undoneSurpluses(order, index).stream().filter(s -> s.onOperatorsWord() && s.kind().equals(kind))
                 .map(Surplus::providerRef).collect(Collectors.toSet());
     }
 
@@ -476,8 +477,10 @@ public final class Checks {
      * undone when the service recorded the undo and the provider's books agree: the charge refunded in full, the parcel
      * cancelled. One still owed, or whose undo the books do not show, stays an effect taken twice. One an operator
      * confirmed settled outside the provider's API, which the services allow only once the API refused the undo, is
-     * taken on their word (and listed with it), whatever the books show of it; a refund of the charge at the provider
-     * other than one they named is the money returned twice ({@link #surplusRefundedTwice}).
+     * taken on their word (and listed with it) as the payment's own refund is ({@link #onAnOperatorsWord}): a parcel
+     * whatever the carrier's books show of it, a charge refunded outside the provider where they named no refund there,
+     * and where they named one, only if the books show it and the charge refunded in full. A refund of the charge at
+     * the provider other than one they named is the money returned twice ({@link #surplusRefundedTwice}).
      */
     static List<Surplus> undoneSurpluses(Order order, Index index) {
         List<Surplus> undone = new ArrayList<>();
@@ -485,8 +488,9 @@ public final class Checks {
             if (!s.undone()) {
                 continue;
             }
-            if (s.onOperatorsWord()) {
-                undone.add(s); // a provider refund besides the one named is the money returned twice: below
+            boolean refundNamed = s.onOperatorsWord() && s.undoRef() != null;
+            if (s.onOperatorsWord() && (Surplus.SHIPMENT.equals(s.kind()) || !refundNamed)) {
+                undone.add(s);
                 continue;
             }
             boolean booksAgree = switch (s.kind()) {
@@ -495,7 +499,9 @@ public final class Checks {
                         .anyMatch(c -> index.refunds(order.id()).stream()
                                 .filter(r -> r.chargeId().equals(c.chargeId()))
                                 .map(ProviderRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add)
-                                .compareTo(c.amount()) == 0);
+                                .compareTo(c.amount()) == 0
+                                && (!refundNamed || index.refunds(order.id()).stream().anyMatch(
+                                        r -> r.chargeId().equals(c.chargeId()) && r.refundId().equals(s.undoRef()))));
                 case Surplus.SHIPMENT -> index.carrierShipments(order.id()).stream()
                         .anyMatch(c -> c.shipmentId().equals(s.providerRef()) && !c.live());
                 default -> false;

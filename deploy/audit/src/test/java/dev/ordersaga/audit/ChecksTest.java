@@ -596,6 +596,18 @@ class ChecksTest {
         }
 
         @Test
+        void aSecondChargeConfirmedRefundedAsARefundTheBooksDoNotShowIsStillChargedTwice() {
+            UUID order = world.confirmed();
+            surplusChargeRefundedByHand(order, "re_typo");
+
+            AuditResult result = world.audit();
+
+            assertThat(result.violations()).extracting(Violation::kind).containsExactlyInAnyOrder(Kind.NET_CHARGE,
+                    Kind.EFFECT_TWICE);
+            assertThat(result.onOperatorsWord()).as("no word the books contradict").isEmpty();
+        }
+
+        @Test
         void declinesRepeatedUnderAForgottenKeyAreNoEffectTwice() {
             UUID order = world.declined();
             ProviderCharge first = world.charges.get(0);
