@@ -142,7 +142,10 @@ public class IncomingEvents {
     /**
      * Applies a poll's records in one transaction, in order per order id; if that fails, one by one through
      * {@link #process}. Within the batch the records are sorted by key (stably, so one order's events keep their
-     * order): every consumer of the service then locks orders in the same order and two batches never deadlock.
+     * order): every consumer of the service then locks orders in the same order, and two batches never deadlock on
+     * their orders' rows. Rows that events of different orders share (inventory's stock, by SKU) are locked in SKU order
+     * within an event only: two replicas' batches may deadlock on them, which PostgreSQL breaks by failing one, and
+     * that batch goes one by one below.
      */
     public void processAll(Iterable<ConsumerRecord<String, String>> records,
                            EventHandlers handlers) {
