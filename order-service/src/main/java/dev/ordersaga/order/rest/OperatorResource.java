@@ -137,8 +137,12 @@ public class OperatorResource {
     @Path("/{id}/actions")
     @Operation(summary = "What operators did to an order")
     public List<ActionView> actions(@PathParam("id") UUID id) {
-        return QuarkusTransaction.requiringNew().call(() -> actions.forOrder(id).stream()
+        List<ActionView> done = QuarkusTransaction.requiringNew().call(() -> actions.forOrder(id).stream()
                 .map(a -> new ActionView(a.action(), a.operator(), a.at(), a.detail())).toList());
+        if (done.isEmpty() && orders.find(id).isEmpty()) {
+            throw OrderResource.notFound(id);
+        }
+        return done;
     }
 
     /** An operator's action on an order, logged and published under the order's correlation id. */

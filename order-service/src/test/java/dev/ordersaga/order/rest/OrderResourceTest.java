@@ -493,4 +493,14 @@ class OrderResourceTest {
                 .body("title", equalTo("Order not found"))
                 .body("status", equalTo(404));
     }
+
+    /** Not an empty list: an operator who mistyped the id is told so, as every other call about one order does. */
+    @Test
+    void theActionsOfAnUnknownOrderAreNotFound() {
+        given().auth().preemptive().basic("operator", "operator")
+                .when().get("/operator/orders/{id}/actions", UUID.randomUUID())
+                .then().statusCode(404)
+                .contentType("application/problem+json")
+                .body("title", equalTo("Order not found"));
+    }
 }
