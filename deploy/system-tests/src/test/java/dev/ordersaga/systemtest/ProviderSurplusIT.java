@@ -24,12 +24,13 @@ class ProviderSurplusIT {
     private static final Duration SAGA = Duration.ofSeconds(60);
     /** Reports read every second; a refund or cancel made at once when found, else by the 10 s sweep. */
     private static final Duration UNDONE = Duration.ofSeconds(60);
+    private static final Map<String, String> REPORTS_EVERY_SECOND = Map.of(
+            "payment.reconciliation.interval", "1s", "payment.reconciliation.min-gap", "1s",
+            "shipping.reconciliation.interval", "1s", "shipping.reconciliation.min-gap", "1s");
 
     @Test
     void secondEffectsUnderOurKeysAreUndoneAndTheAuditPassesTheOrder() throws Exception {
-        try (SagaSystem saga = SagaSystem.start("provider-surplus", Map.of(
-                "payment.reconciliation.interval", "1s", "payment.reconciliation.min-gap", "1s",
-                "shipping.reconciliation.interval", "1s", "shipping.reconciliation.min-gap", "1s"))) {
+        try (SagaSystem saga = SagaSystem.start("provider-surplus", REPORTS_EVERY_SECOND)) {
             String sku = SagaSystem.newSku();
             saga.stock(sku, 5);
             UUID order = saga.place("surplus-" + sku, "tok_ok", "1 Main St", new SagaSystem.Line(sku, 2, "10.50"));
@@ -76,9 +77,7 @@ class ProviderSurplusIT {
      */
     @Test
     void secondEffectsTheProvidersRefuseToUndoAreEndedOnAnOperatorsWord() throws Exception {
-        try (SagaSystem saga = SagaSystem.start("provider-surplus-refused", Map.of(
-                "payment.reconciliation.interval", "1s", "payment.reconciliation.min-gap", "1s",
-                "shipping.reconciliation.interval", "1s", "shipping.reconciliation.min-gap", "1s"))) {
+        try (SagaSystem saga = SagaSystem.start("provider-surplus-refused", REPORTS_EVERY_SECOND)) {
             String sku = SagaSystem.newSku();
             saga.stock(sku, 5);
             UUID order = saga.place("surplus-refused-" + sku, "tok_refund_refused", "UNCANCELLABLE",

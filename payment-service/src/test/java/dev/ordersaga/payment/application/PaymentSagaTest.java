@@ -289,6 +289,18 @@ class PaymentSagaTest {
         assertThat(update(saga, assignments + " WHERE order_id = ?1")).isEqualTo(1);
     }
 
+    /** A surplus_charge row of the saga's payment, as the report's read records one; times as SQL expressions. */
+    private void recordSurplus(OrderSaga saga, String chargeId, int attempts, String nextAttemptAt, String foundAt) {
+        Payment payment = payment(saga);
+        QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager().createNativeQuery("""
+                        INSERT INTO surplus_charge (id, provider_ref, owner_id, order_id, correlation_id, attempts,
+                                                    next_attempt_at, found_at)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, %s, %s)""".formatted(nextAttemptAt, foundAt))
+                .setParameter(1, UUID.randomUUID()).setParameter(2, chargeId).setParameter(3, payment.id())
+                .setParameter(4, saga.orderId()).setParameter(5, saga.correlationId()).setParameter(6, attempts)
+                .executeUpdate());
+    }
+
     /** @param change what follows {@code UPDATE surplus_charge SET}, ?1 the order's id */
     private int updateSurplus(OrderSaga saga, String change) {
         return QuarkusTransaction.requiringNew().call(() -> repository.getEntityManager()
@@ -710,13 +722,7 @@ class PaymentSagaTest {
         paidWith(saga, "tok_ok");
         String second = chargedAgainUnderAForgottenKey(saga, "tok_ok");
         // recorded as the report's read does, due in an hour: no worker takes it
-        Payment payment = payment(saga);
-        QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager().createNativeQuery("""
-                        INSERT INTO surplus_charge (id, provider_ref, owner_id, order_id, correlation_id, attempts,
-                                                    next_attempt_at, found_at)
-                        VALUES (?1, ?2, ?3, ?4, ?5, 3, now() + interval '1 hour', now())""")
-                .setParameter(1, UUID.randomUUID()).setParameter(2, second).setParameter(3, payment.id())
-                .setParameter(4, saga.orderId()).setParameter(5, saga.correlationId()).executeUpdate());
+        recordSurplus(saga, second, 3, "now() + interval '1 hour'", "now()");
 
         try {
             operator().body("{\"reason\": \"by hand\"}")
@@ -782,12 +788,7 @@ class PaymentSagaTest {
         String second = chargedAgainUnderAForgottenKey(saga, "tok_ok");
         Payment payment = payment(saga);
         // recorded as the report's read does, its wake-up lost (the service stopped): due since a minute ago
-        QuarkusTransaction.requiringNew().run(() -> repository.getEntityManager().createNativeQuery("""
-                        INSERT INTO surplus_charge (id, provider_ref, owner_id, order_id, correlation_id, attempts,
-                                                    next_attempt_at, found_at)
-                        VALUES (?1, ?2, ?3, ?4, ?5, 0, now() - interval '1 minute', now() - interval '1 minute')""")
-                .setParameter(1, UUID.randomUUID()).setParameter(2, second).setParameter(3, payment.id())
-                .setParameter(4, saga.orderId()).setParameter(5, saga.correlationId()).executeUpdate());
+        recordSurplus(saga, second, 0, "now() - interval '1 minute'", "now() - interval '1 minute'");
         assertThat(surplusRefunds.found(repository.chargeState(payment.id()).orElseThrow(), second))
                 .as("known: not recorded again").isFalse();
 
