@@ -1,5 +1,6 @@
 package dev.ordersaga.work;
 
+import dev.ordersaga.events.Reasons;
 import dev.ordersaga.eventing.Correlation;
 import dev.ordersaga.eventing.SqlParameters;
 import dev.ordersaga.eventing.TransactionalWrites;
@@ -161,7 +162,7 @@ public final class Surpluses {
                         SELECT %s FROM %s WHERE order_id = ? ORDER BY found_at, id"""
                         .formatted(RECORDED_COLUMNS, table),
                         1, (statement, first) -> SqlParameters.setUuid(statement, first, orderId)),
-                results -> results.rows(Surpluses::recorded), () -> "read the surpluses of order " + orderId));
+                results -> results.rows(row -> recorded(row, 1)), () -> "read the surpluses of order " + orderId));
     }
 
     /**
@@ -176,8 +177,7 @@ public final class Surpluses {
      */
     public Optional<Recorded> confirmUndoneByHand(UUID orderId, String providerRef, String undoRef, String operator,
                                                   String reason) {
-        String confirmation = reason.length() <= MAX_CONFIRMATION_LENGTH ? reason
-                : reason.substring(0, MAX_CONFIRMATION_LENGTH);
+        String confirmation = Reasons.fit(reason, MAX_CONFIRMATION_LENGTH);
         Optional<Confirmed> confirmed = QuarkusTransaction.requiringNew().call(() -> {
             Instant now = Instant.now();
             Optional<Confirmed> found = writes.readOne(new TransactionalWrites.Write("""
@@ -241,10 +241,6 @@ public final class Surpluses {
 
     private static String named(String undoRef) {
         return undoRef == null ? "settled outside the provider" : undoRef;
-    }
-
-    private static Recorded recorded(ResultSet row) throws SQLException {
-        return recorded(row, 1);
     }
 
     private static Recorded recorded(ResultSet row, int first) throws SQLException {
