@@ -98,7 +98,8 @@ public class OperatorPaymentResource {
     @Operation(summary = "Record that the customer has a second charge back, settled outside the provider's API after "
             + "it kept refusing its refund: the refund's retries and alerts stop; the order is not touched")
     public Surpluses.Recorded confirmSurplusRefunded(@PathParam("orderId") UUID orderId,
-                                                     @PathParam("chargeId") String chargeId,
+                                                     @PathParam("chargeId") @Size(max = PaymentProviderClient.ID_WIDTH)
+                                                     @NoControlCharacters String chargeId,
                                                      @Valid @NotNull ConfirmRequest request) {
         try {
             return surplusRefunds.confirmRefundedByHand(orderId, chargeId, request.providerRefundId(),

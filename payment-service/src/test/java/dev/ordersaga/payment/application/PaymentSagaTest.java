@@ -685,6 +685,12 @@ class PaymentSagaTest {
         operator().body("{\"reason\": \" \"}").post(confirm, saga.orderId(), second).then().statusCode(400);
         operator().body(body).post(confirm, saga.orderId(), "ch_unknown").then().statusCode(404)
                 .contentType("application/problem+json").body("detail", containsString("ch_unknown"));
+        // PostgreSQL refuses a NUL in a string parameter; the id is checked as the body's text is
+        operator().urlEncodingEnabled(false).body(body)
+                .post("/operator/payments/" + saga.orderId() + "/surplus-charges/ch%00x/confirm-refunded")
+                .then().statusCode(400).contentType("application/problem+json");
+        operator().body(body).post(confirm, saga.orderId(), "c".repeat(PaymentProviderClient.ID_WIDTH + 1))
+                .then().statusCode(400).contentType("application/problem+json");
 
         try (LogCapture log = LogCapture.of(Surpluses.class)) {
             operator().body(body).post(confirm, saga.orderId(), second).then().statusCode(200)

@@ -42,7 +42,7 @@ public class OperatorShipmentResource {
     /** As long as an order's cancel reason may be: the note is kept in the row and the order's timeline. */
     static final int MAX_REASON_LENGTH = 512;
     /** Longer than any id a carrier gives; the column holds what the carrier gave. */
-    static final int MAX_CARRIER_ID_LENGTH = 128;
+    public static final int MAX_CARRIER_ID_LENGTH = 128;
 
     @Inject
     ShippingService shipping;
@@ -78,7 +78,8 @@ public class OperatorShipmentResource {
     @Operation(summary = "Record that the carrier confirmed, outside its API, that a second parcel whose cancel it "
             + "keeps refusing will not go out: the cancel's retries and alerts stop; the order is not touched")
     public Surpluses.Recorded confirmSurplusCancelled(@PathParam("orderId") UUID orderId,
-                                                      @PathParam("carrierShipmentId") String carrierShipmentId,
+                                                      @PathParam("carrierShipmentId") @Size(max = MAX_CARRIER_ID_LENGTH)
+                                                      @NoControlCharacters String carrierShipmentId,
                                                       @Valid @NotNull SurplusConfirmRequest request) {
         try {
             return surplusCancels.confirmCancelledByHand(orderId, carrierShipmentId, identity.getPrincipal().getName(),

@@ -13,6 +13,7 @@ import dev.ordersaga.shipping.domain.Shipment;
 import dev.ordersaga.shipping.domain.ShipmentStatus;
 import dev.ordersaga.shipping.persistence.ShipmentRepository;
 import dev.ordersaga.shipping.provider.CarrierClient;
+import dev.ordersaga.shipping.rest.OperatorShipmentResource;
 import dev.ordersaga.shipping.testing.CarrierSandboxApi;
 import dev.ordersaga.shipping.testing.CarrierSandboxResource;
 import dev.ordersaga.shipping.testing.SagaEvents;
@@ -642,6 +643,13 @@ class ShipmentWorkerTest {
             given().contentType(ContentType.JSON).body(body).post(confirm, orderId, unknown).then().statusCode(401);
             operator().body("{}").post(confirm, orderId, unknown).then().statusCode(400);
             operator().body(body).post(confirm, orderId, "shp_other").then().statusCode(404);
+            // PostgreSQL refuses a NUL in a string parameter; the id is checked as the body's text is
+            operator().urlEncodingEnabled(false).body(body)
+                    .post("/operator/shipments/" + orderId + "/surplus-parcels/shp%00x/confirm-cancelled")
+                    .then().statusCode(400).contentType("application/problem+json");
+            operator().body(body).post(confirm, orderId,
+                            "s".repeat(OperatorShipmentResource.MAX_CARRIER_ID_LENGTH + 1))
+                    .then().statusCode(400).contentType("application/problem+json");
 
             try (LogCapture log = LogCapture.of(Surpluses.class)) {
                 operator().body(body).post(confirm, orderId, unknown).then().statusCode(200)
