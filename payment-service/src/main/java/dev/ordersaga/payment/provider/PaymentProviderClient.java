@@ -163,12 +163,15 @@ public class PaymentProviderClient {
         } catch (NoAnswer e) {
             return new RefundFailed(e.getMessage());
         }
-        if ((answer.status() == 201 || answer.status() == 200) && "succeeded".equals(answer.text("status", null))
-                && ProviderIds.keepable(answer.text("refundId", null), ID_WIDTH)) {
+        boolean answered = answer.status() == 201 || answer.status() == 200;
+        boolean succeeded = "succeeded".equals(answer.text("status", null));
+        if (answered && succeeded && ProviderIds.keepable(answer.text("refundId", null), ID_WIDTH)) {
             return new Refunded(answer.text("refundId", null));
         }
+        // a refund answered as failed, cancelled or pending is the provider's word on it, which the same key only
+        // repeats: retried, it would be asked for ever, and only a refusal lets an operator settle it by hand
         return new RefundFailed("provider answered " + answer.status() + ": " + answer.body(),
-                ProviderHttp.refusal(answer.status()));
+                ProviderHttp.refusal(answer.status()) || answered && !succeeded);
     }
 
     /** A charge the provider settled, as its settlement report lists it. */

@@ -142,7 +142,8 @@ class PaymentProviderClientTest {
                     .isInstanceOfSatisfying(Unresolved.class, u -> assertThat(u.reason())
                             .isEqualTo("charge succeeded with an id of 303 characters (at most 255 are kept)"));
             assertThat(odd.chargeStatus(UUID.randomUUID().toString())).isInstanceOf(Unresolved.class);
-            assertThat(odd.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-6")).isInstanceOf(RefundFailed.class);
+            assertThat(odd.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-6")).isInstanceOfSatisfying(
+                    RefundFailed.class, f -> assertThat(f.refused()).as("made, its id unkept").isFalse());
         } finally {
             provider.stop(0);
         }
@@ -170,6 +171,40 @@ class PaymentProviderClientTest {
                 assertThat(client.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-8")).as("answered %d", answered)
                         .isInstanceOfSatisfying(RefundFailed.class, f -> assertThat(f.refused()).isEqualTo(refusal));
             }
+        } finally {
+            provider.stop(0);
+        }
+    }
+
+    /**
+     * A refund the provider answers but did not make is answered alike under the same key for ever: only as a refusal
+     * can an operator who settled it another way end its retries.
+     */
+    @Test
+    void aRefundAnsweredAsNotMadeIsARefusal() throws IOException {
+        String[] status = new String[1];
+        HttpServer provider = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        provider.createContext("/v1/refunds", exchange -> {
+            byte[] body = ("{\"status\": \"" + status[0] + "\", \"refundId\": \"re_1\"}")
+                    .getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(201, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        provider.start();
+        try {
+            PaymentProviderClient client = client("http://127.0.0.1:" + provider.getAddress().getPort(),
+                    Duration.ofMillis(500));
+            for (String answered : new String[] {"failed", "canceled", "pending"}) {
+                status[0] = answered;
+                assertThat(client.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-9")).as("answered %s", answered)
+                        .isInstanceOfSatisfying(RefundFailed.class, f -> {
+                            assertThat(f.refused()).isTrue();
+                            assertThat(f.reason()).contains("201", answered);
+                        });
+            }
+            status[0] = "succeeded";
+            assertThat(client.refund("refund-x", "ch_x", AMOUNT, "EUR", "order-9")).isEqualTo(new Refunded("re_1"));
         } finally {
             provider.stop(0);
         }
