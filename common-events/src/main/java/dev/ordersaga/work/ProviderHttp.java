@@ -77,14 +77,26 @@ public final class ProviderHttp {
 
     private final String baseUrl;
     private final int timeoutMillis;
+    private final Connector connector;
+
+    /** Opens an exchange's connection: the lookup of the provider's name, then the TCP connect. */
+    interface Connector {
+        void connect(HttpURLConnection connection) throws IOException;
+    }
 
     /**
      * @param baseUrl the provider's root, with or without a trailing slash
      * @param timeout the longest wait for a connection, and for each read of the answer
      */
     public ProviderHttp(String baseUrl, Duration timeout) {
+        this(baseUrl, timeout, HttpURLConnection::connect);
+    }
+
+    /** @param connector in place of the JDK's, for a test whose lookup of the provider's name is slow */
+    ProviderHttp(String baseUrl, Duration timeout, Connector connector) {
         this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl").replaceAll("/+$", "");
         this.timeoutMillis = Math.toIntExact(Math.max(1, Objects.requireNonNull(timeout, "timeout").toMillis()));
+        this.connector = Objects.requireNonNull(connector, "connector");
     }
 
     /**
@@ -124,7 +136,7 @@ public final class ProviderHttp {
                 connection.setRequestProperty("Content-Type", "application/json");
                 connection.setDoOutput(true);
             }
-            connect(connection);
+            connect(connection, end, deadlineNanos, deadlineMillis);
             if (jsonBody != null) {
                 // not in streaming mode: the body is buffered, so a kept-alive connection the provider had closed
                 // is replaced and the request sent again (safe: every call carries an idempotency key)
@@ -187,12 +199,21 @@ public final class ProviderHttp {
         return new NoAnswerInTime(new SocketTimeoutException("no whole answer within " + millis + " ms"));
     }
 
-    private static void connect(HttpURLConnection connection) throws NotConnected {
+    private void connect(HttpURLConnection connection, AtomicInteger end, long deadlineNanos, long deadlineMillis)
+            throws NotConnected {
         try {
             // refused, unreachable, unknown host or timed out: nothing was sent yet
-            connection.connect();
+            connector.connect(connection);
         } catch (IOException e) {
             throw new NotConnected(e);
+        }
+        // The connect timeout does not bound the lookup of the provider's name, which a slow resolver stretches past
+        // the deadline, and the deadline cannot cut a connection that is not open yet: sent now, the request could
+        // reach the provider after the worker's lease ran out, and another worker's call for the same row. Nothing is
+        // sent yet, so it is not sent at all.
+        if (end.get() == CUT_OFF || System.nanoTime() - deadlineNanos > 0) {
+            throw new NotConnected(new SocketTimeoutException("connected only after the exchange's deadline of "
+                    + deadlineMillis + " ms"));
         }
     }
 }

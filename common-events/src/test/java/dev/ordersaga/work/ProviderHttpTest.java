@@ -19,6 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -141,6 +142,34 @@ class ProviderHttpTest {
         ProviderHttp http = new ProviderHttp("http://127.0.0.1:" + freePort, Duration.ofSeconds(1));
 
         assertThatThrownBy(() -> http.exchange("POST", "/echo", Map.of(), "{}")).isInstanceOf(ProviderHttp.NotConnected.class);
+    }
+
+    /**
+     * The connect timeout does not bound the lookup of the provider's name: a connection opened after the exchange's
+     * deadline sends nothing, where the request would have reached the provider after the worker's lease.
+     */
+    @Test
+    void aConnectionOpenedAfterTheDeadlineSendsNothing() throws IOException {
+        Duration timeout = Duration.ofMillis(200);
+        AtomicBoolean slowLookup = new AtomicBoolean(true);
+        ProviderHttp http = new ProviderHttp(baseUrl(), timeout, connection -> {
+            if (slowLookup.getAndSet(false)) {
+                try {
+                    // a resolver's pace, not a wait for a condition: the lookup outlasts the deadline, twice the timeout
+                    Thread.sleep(timeout.multipliedBy(3).toMillis());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            connection.connect();
+        });
+
+        assertThatThrownBy(() -> http.exchange("POST", "/echo", Map.of("Idempotency-Key", "k-late"), "{}"))
+                .isInstanceOf(ProviderHttp.NotConnected.class).hasMessageContaining("after the exchange's deadline");
+        assertThat(http.exchange("POST", "/echo", Map.of("Idempotency-Key", "k-next"), "{}").status())
+                .as("the provider answers the next one").isEqualTo(201);
+        assertThat(seen).as("the late request never reached the provider").singleElement().asString()
+                .startsWith("POST k-next ");
     }
 
     private String baseUrl() {
