@@ -455,14 +455,40 @@ public class CdcRelay {
                     create.execute();
                 }
                 LOG.infof("Created replication slot %s", slotName());
-            } else if (slotPassedTheStoredOffset(session)) {
-                alarmSlotLost("is past the position the relay stored, where Debezium does not resume. Either it was "
-                        + "moved on (an operator's pg_replication_slot_advance, a restore): the events committed in "
-                        + "between are lost and their sagas are listed as stalled; or the relay confirmed them to the "
-                        + "slot and stopped before it stored them: they were published. Streaming on from the slot's "
-                        + "position");
-                st.executeUpdate("DELETE FROM cdc_offset");
+            } else {
+                JsonNode offset = storedOffset(session);
+                if (slotPassedTheStoredOffset(session, offset)) {
+                    alarmSlotLost("is past the position the relay stored, where Debezium does not resume. Either it "
+                            + "was moved on (an operator's pg_replication_slot_advance, a restore): the events "
+                            + "committed in between are lost and their sagas are listed as stalled; or the relay "
+                            + "confirmed them to the slot and stopped before it stored them: they were published. "
+                            + "Streaming on from the slot's position");
+                    st.executeUpdate("DELETE FROM cdc_offset");
+                } else if (storedOffsetPastTheLog(session, offset)) {
+                    // Debezium would ask the slot for nothing committed before that position, which this server's log
+                    // reaches only later: every event until then would be passed over
+                    LOG.errorf("CDC relay of %s: the stored offset %s is past the end of this server's log, so it was "
+                            + "stored on another (a relay still storing while the database failed over to a standby "
+                            + "that was behind); forgotten, streaming on from the position of slot %s", serviceName,
+                            offset, slotName());
+                    st.executeUpdate("DELETE FROM cdc_offset");
+                }
             }
+        }
+    }
+
+    /** The offset Debezium would resume from; null when none is stored or it cannot be read, which Debezium decides. */
+    private JsonNode storedOffset(Connection session) throws SQLException {
+        String offset;
+        try (Statement st = session.createStatement(); ResultSet rs = st.executeQuery(
+                "SELECT offset_val FROM cdc_offset ORDER BY record_insert_ts DESC, record_insert_seq DESC LIMIT 1")) {
+            offset = rs.next() ? rs.getString(1) : null;
+        }
+        try {
+            return offset == null ? null : OFFSETS.readTree(offset);
+        } catch (IOException unreadable) {
+            LOG.warnf("CDC relay of %s: the stored offset is not JSON (%s); left to Debezium", serviceName, offset);
+            return null;
         }
     }
 
@@ -473,32 +499,47 @@ public class CdcRelay {
      * never forgotten. Not judged while another instance streams from the slot (an active slot cannot be moved, and
      * its offsets change under this read), nor on an offset this cannot read: Debezium then decides as before.
      */
-    private boolean slotPassedTheStoredOffset(Connection session) throws SQLException {
-        BigDecimal restart;
-        try (PreparedStatement ps = session.prepareStatement(
-                "SELECT restart_lsn - '0/0'::pg_lsn FROM pg_replication_slots WHERE slot_name = ? AND NOT active")) {
-            ps.setString(1, slotName());
+    private boolean slotPassedTheStoredOffset(Connection session, JsonNode offset) throws SQLException {
+        JsonNode processed = offset == null ? null : offset.get("lsn_proc");
+        if (processed == null || !processed.canConvertToLong()) {
+            return false;
+        }
+        try (PreparedStatement ps = session.prepareStatement("""
+                SELECT restart_lsn - '0/0'::pg_lsn > ? FROM pg_replication_slots WHERE slot_name = ? AND NOT active""")) {
+            ps.setBigDecimal(1, BigDecimal.valueOf(processed.asLong()));
+            ps.setString(2, slotName());
             try (ResultSet rs = ps.executeQuery()) {
-                restart = rs.next() ? rs.getBigDecimal(1) : null;
+                return rs.next() && rs.getBoolean(1);
             }
         }
-        if (restart == null) {
+    }
+
+    /**
+     * A relay stores its offsets on a connection of Debezium's own, which a relay that lost its lock may still use for
+     * a few seconds while it stops: after a fail-over to a standby that was behind, it can store a position of the old
+     * server's log after another relay has created the slot anew. No position of this server's log is past its end.
+     * Not judged while another instance streams from the slot, as above.
+     */
+    private boolean storedOffsetPastTheLog(Connection session, JsonNode offset) throws SQLException {
+        long furthest = -1;
+        for (String position : List.of("lsn_proc", "lsn_commit", "lsn")) {
+            JsonNode lsn = offset == null ? null : offset.get(position);
+            if (lsn != null && lsn.canConvertToLong()) {
+                furthest = Math.max(furthest, lsn.asLong());
+            }
+        }
+        if (furthest < 0) {
             return false;
         }
-        String offset;
-        try (Statement st = session.createStatement(); ResultSet rs = st.executeQuery(
-                "SELECT offset_val FROM cdc_offset ORDER BY record_insert_ts DESC, record_insert_seq DESC LIMIT 1")) {
-            offset = rs.next() ? rs.getString(1) : null;
+        try (PreparedStatement ps = session.prepareStatement("""
+                SELECT pg_current_wal_lsn() - '0/0'::pg_lsn < ? FROM pg_replication_slots
+                WHERE slot_name = ? AND NOT active""")) {
+            ps.setBigDecimal(1, BigDecimal.valueOf(furthest));
+            ps.setString(2, slotName());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
         }
-        JsonNode processed;
-        try {
-            processed = offset == null ? null : OFFSETS.readTree(offset).get("lsn_proc");
-        } catch (IOException unreadable) {
-            LOG.warnf("CDC relay of %s: the stored offset is not JSON (%s); left to Debezium", serviceName, offset);
-            return false;
-        }
-        return processed != null && processed.canConvertToLong()
-                && restart.compareTo(BigDecimal.valueOf(processed.asLong())) > 0;
     }
 
     /** Every way of losing the slot is told the same way, so that one alert rule and one counter catch them all. */

@@ -129,6 +129,34 @@ class RelaySlotLostIT {
         }
     }
 
+    /**
+     * After a fail-over to a standby that was behind, a relay still stopping can store a position of the old server's
+     * log over the offsets the next relay forgot when it made the slot anew: past the end of this server's log, from
+     * where Debezium would pass over every event until the log reached it. The relay forgets such an offset and
+     * streams on from its slot, the event committed while no relay read among the first.
+     */
+    @Test
+    void anOffsetPastTheEndOfTheLogIsForgottenAndNothingIsPassedOver() throws Exception {
+        try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS)) {
+            streamAnOrder(orderEvents, "offset-ahead-order-1");
+            UUID whileDown = commitWhileNoRelayReads("offset-ahead-");
+            try (Connection c = TestStack.connect("order_db"); Statement st = c.createStatement()) {
+                assertThat(st.executeUpdate("""
+                        UPDATE cdc_offset SET offset_val = (offset_val::jsonb || jsonb_build_object(
+                            'lsn_proc', p.lsn, 'lsn_commit', p.lsn, 'lsn', p.lsn))::text
+                        FROM (SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint + 1073741824 AS lsn) p""")).isOne();
+            }
+
+            try (ServiceProcess order = ServiceProcess.start("order-service", "offset-ahead-order-2", 18181, Map.of())
+                    .awaitReady()) {
+                order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
+                orderEvents.awaitKey(whileDown.toString(), Duration.ofSeconds(30));
+                orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
+                assertThat(order.logContains("is past the end of this server's log")).isTrue();
+            }
+        }
+    }
+
     /** A life of the service that streams one order: its relay leaves an offset stored, its slot behind the order. */
     private static void streamAnOrder(KafkaTopicProbe orderEvents, String instance) throws Exception {
         try (ServiceProcess order = ServiceProcess.start("order-service", instance, 18181, Map.of()).awaitReady()) {
