@@ -70,6 +70,10 @@ public class DeadLetters {
     public static final String REPLAYED_FROM_OFFSET = "replayed-from-offset";
 
     private static final Logger LOG = Logger.getLogger(DeadLetters.class);
+    /** A park's send waits this long at most for the topic's metadata or room in the producer's buffer. */
+    static final Duration PARK_MAX_BLOCK = Duration.ofSeconds(5);
+    /** Then at most this long for Kafka to take it. */
+    static final Duration PARK_DELIVERY_TIMEOUT = Duration.ofSeconds(20);
     private static final String PARKED = "saga.consumer.parked";
     private static final String INCOMING = "mp.messaging.incoming.";
     private static final Duration READ_TIMEOUT = Duration.ofSeconds(10);
@@ -406,9 +410,9 @@ public class DeadLetters {
             Properties p = KafkaClients.producerConfig(kafkaBroker, serviceName + "-dead-letters");
             // a park's send is over before park stops waiting for it (5 + 20 s against 30): a park that failed is then
             // not still queued in the producer when the consumer's next attempt parks the message again
-            p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
+            p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(PARK_MAX_BLOCK.toMillis()));
             p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "20000");
+            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(PARK_DELIVERY_TIMEOUT.toMillis()));
             producer = new KafkaProducer<>(p);
         }
         return producer;

@@ -29,8 +29,11 @@ class IncomingEventsBudgetTest {
         for (int attempt = 1; attempt < attempts; attempt++) {
             sleeps = sleeps.plus(backoff.delayAfter(attempt));
         }
-        // the batch's own attempt comes first, then each event's
-        Duration budget = sleeps.plus(ATTEMPT_WAIT.multipliedBy(attempts + 1L));
+        // the batch's own attempt comes first, then each event's; a poison message's attempts each try to park it,
+        // which takes the longest while Kafka is away: a park that went through after the channel had failed would
+        // be acknowledged to nobody, and the message parked again after the restart
+        Duration park = DeadLetters.PARK_MAX_BLOCK.plus(DeadLetters.PARK_DELIVERY_TIMEOUT);
+        Duration budget = sleeps.plus(ATTEMPT_WAIT.multipliedBy(attempts + 1L)).plus(park.multipliedBy(attempts));
 
         Duration maxAge = Duration.ofMillis(Long.parseLong(sharedConfig()
                 .getProperty("mp.messaging.connector.smallrye-kafka.throttled.unprocessed-record-max-age.ms")));
