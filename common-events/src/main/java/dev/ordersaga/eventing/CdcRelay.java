@@ -7,6 +7,7 @@ import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.ShutdownEvent;
@@ -47,6 +48,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -191,6 +193,11 @@ public class CdcRelay {
     private PostgresTarget target;
     private Counter published;
     private Counter slotsLost;
+    /**
+     * When the slot was last lost, in seconds since the epoch (0: not since the start). A loss found at startup is
+     * counted before HTTP opens, so the counter's first scrape already reads 1 and increase() never sees it rise.
+     */
+    private final AtomicLong slotLostAt = new AtomicLong();
     private Timer publishLatency;
 
     /**
@@ -207,6 +214,7 @@ public class CdcRelay {
         target = PostgresTarget.fromJdbcUrl(jdbcUrl, dbUser, dbPassword);
         published = meters.counter("saga.relay.published");
         slotsLost = meters.counter("saga.relay.slot.lost");
+        Gauge.builder("saga.relay.slot.lost.at", slotLostAt, AtomicLong::get).baseUnit("seconds").register(meters);
         publishLatency = Timer.builder("saga.relay.commit.to.publish").publishPercentiles(0.5, 0.99).register(meters);
         prepareBeforeWrites();
         supervisor = new Thread(this::supervise, "cdc-relay-" + serviceName);
@@ -545,6 +553,7 @@ public class CdcRelay {
     /** Every way of losing the slot is told the same way, so that one alert rule and one counter catch them all. */
     private void alarmSlotLost(String what) {
         slotsLost.increment();
+        slotLostAt.set(Instant.now().getEpochSecond());
         LOG.errorf("ALERT CDC relay of %s: replication slot %s %s", serviceName, slotName(), what);
     }
 

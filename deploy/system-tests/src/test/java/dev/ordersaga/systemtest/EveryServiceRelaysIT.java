@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class EveryServiceRelaysIT {
 
     private static final Set<String> EVERY_SERVICE =
-            Set.of("saga_consumer_parked_total", "saga_relay_published_total", "saga_relay_slot_lost_total");
+            Set.of("saga_consumer_parked_total", "saga_relay_published_total", "saga_relay_slot_lost_at_seconds");
     private static final Set<String> PAYMENT_SERIES = Set.of("saga_compensation_failures_total",
             "saga_payment_charges_held_total", "saga_payment_settlements_unmatched_total",
             "saga_provider_report_failed_runs", "saga_provider_outcomes_unrecorded_total");

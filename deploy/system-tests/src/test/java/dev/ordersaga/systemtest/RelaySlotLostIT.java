@@ -13,10 +13,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -176,6 +179,7 @@ class RelaySlotLostIT {
     /** The next life of the service streams its orders again, and has raised the slot's alarm once. */
     private static void streamsOnWithTheAlarm(KafkaTopicProbe orderEvents, String instance, String alarm)
             throws Exception {
+        Instant started = Instant.now();
         try (ServiceProcess order = ServiceProcess.start("order-service", instance, 18181, Map.of()).awaitReady()) {
             order.awaitRelayRole("STREAMING", Duration.ofSeconds(60));
             orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
@@ -183,6 +187,12 @@ class RelaySlotLostIT {
             String metrics = given().baseUri(order.managementUrl()).get("/q/metrics").then().statusCode(200)
                     .extract().asString();
             assertThat(metrics).containsPattern("(?m)^saga_relay_slot_lost_total(\\{[^}]*})? 1\\.0$");
+            // found as the service started, before its first scrape: the alert rule reads when, not how often
+            Matcher lostAt = Pattern.compile("(?m)^saga_relay_slot_lost_at_seconds(?:\\{[^}]*})? (\\S+)$")
+                    .matcher(metrics);
+            assertThat(lostAt.find()).as("saga_relay_slot_lost_at_seconds").isTrue();
+            assertThat(Instant.ofEpochSecond((long) Double.parseDouble(lostAt.group(1))))
+                    .isBetween(started.minusSeconds(1), Instant.now());
         }
     }
 
