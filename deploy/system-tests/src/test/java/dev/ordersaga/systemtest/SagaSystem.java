@@ -8,6 +8,8 @@ import org.awaitility.core.ConditionTimeoutException;
 
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -243,14 +245,33 @@ final class SagaSystem implements AutoCloseable {
     /** Restarts PostgreSQL or Kafka of the local stack (deploy/stack/*.sh), as an operator or a crash would. */
     void restartStack(String part) throws IOException, InterruptedException, SQLException {
         String before = lifeOf(part);
-        for (String action : List.of("stop", "start")) {
-            stack(part, action, name);
+        stack(part, "stop", name);
+        // the local broker's pid file tells its lives apart, not whether it is the broker the services use
+        if ("kafka".equals(part) && answers(TestStack.kafkaBootstrap())) {
+            throw new IllegalStateException("kafka was not restarted: the broker the services use, "
+                    + TestStack.kafkaBootstrap() + ", still answers with the local stack's stopped");
         }
+        stack(part, "start", name);
         String after = lifeOf(part);
         // a script that found nothing to stop, or a stack elsewhere than the one the services use, restarts nothing
         if (before == null || before.equals(after)) {
             throw new IllegalStateException(part + " was not restarted (before: " + before + ", after: " + after + ")");
         }
+    }
+
+    /** Whether any server of a bootstrap list ({@code host:port,...}) takes a connection. */
+    static boolean answers(String bootstrap) {
+        for (String server : bootstrap.split(",")) {
+            int colon = server.lastIndexOf(':');
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress(server.substring(0, colon).trim(),
+                        Integer.parseInt(server.substring(colon + 1).trim())), 2_000);
+                return true;
+            } catch (IOException refused) {
+                // the next one
+            }
+        }
+        return false;
     }
 
     /** What tells one life of a part of the stack from the next: PostgreSQL's start time, the broker's process. */
