@@ -6,6 +6,7 @@ import dev.ordersaga.http.ProblemException;
 import dev.ordersaga.inventory.application.InventoryService;
 import dev.ordersaga.inventory.application.StockChangedException;
 import dev.ordersaga.inventory.domain.Stock;
+import io.vertx.core.http.HttpServerRequest;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
@@ -19,12 +20,14 @@ import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.EntityTag;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -54,8 +57,13 @@ public class StockResource {
     @Path("/{sku}")
     @RolesAllowed("operator")
     public Response set(@PathParam("sku") @NotBlank @Size(max = 64) @NoControlCharacters String sku,
-                        @HeaderParam(HttpHeaders.IF_MATCH) String ifMatch,
-                        @NotNull @Valid SetStockRequest request) {
+                        @HeaderParam(HttpHeaders.IF_MATCH) String ifMatchParameter,
+                        @NotNull @Valid SetStockRequest request,
+                        @Context HttpServerRequest http) {
+        // the header param is null for a header sent without a value, as for none, and holds only a header's first
+        // line: taken so, an empty If-Match (a script's unset variable) made the set a blind one
+        List<String> sent = http.headers().getAll(HttpHeaders.IF_MATCH);
+        String ifMatch = sent.isEmpty() ? ifMatchParameter : String.join(",", sent);
         Stock stock;
         try {
             if (ifMatch == null) {

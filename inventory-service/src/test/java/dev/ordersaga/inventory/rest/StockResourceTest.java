@@ -4,6 +4,7 @@ import dev.ordersaga.inventory.InventoryRows;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.RestAssured;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 import jakarta.inject.Inject;
@@ -11,6 +12,10 @@ import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
 
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.List;
 
 import static io.restassured.RestAssured.given;
@@ -125,6 +130,36 @@ class StockResourceTest {
                 .when().put("/stock/" + sku)
                 .then().statusCode(200)
                 .body("available", equalTo(1));
+    }
+
+    /**
+     * An If-Match sent without a value (a script's unset variable) or whose first line is empty is no If-Match: the
+     * HTTP layer hands the resource null for either, as for a set without one, which is made whatever the counts. Sent
+     * over a plain socket, since HTTP clients may drop such a header.
+     */
+    @Test
+    void anEmptyIfMatchIsRejectedAndSetsNothing() throws Exception {
+        String sku = InventoryRows.newSku("ifmatch-empty");
+        asOperator().contentType(ContentType.JSON).body("{\"quantity\": 5}").when().put("/stock/" + sku)
+                .then().statusCode(200);
+        byte[] body = "{\"quantity\": 7}".getBytes(StandardCharsets.UTF_8);
+        String credentials = Base64.getEncoder().encodeToString("operator:operator".getBytes(StandardCharsets.UTF_8));
+        for (String ifMatch : List.of("If-Match:\r\n", "If-Match:   \r\n", "If-Match:\r\nIf-Match: \"5-0-0\"\r\n")) {
+            try (Socket socket = new Socket("127.0.0.1", RestAssured.port)) {
+                socket.setSoTimeout(10_000);
+                String head = "PUT /stock/" + sku + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                        + "Authorization: Basic " + credentials + "\r\n" + ifMatch
+                        + "Content-Length: " + body.length + "\r\nConnection: close\r\n\r\n";
+                OutputStream out = socket.getOutputStream();
+                out.write(head.getBytes(StandardCharsets.US_ASCII));
+                out.write(body);
+                out.flush();
+                String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertThat(answer).as(ifMatch).startsWith("HTTP/1.1 400").contains("application/problem+json")
+                        .contains("Invalid header");
+            }
+        }
+        assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing set").isEqualTo("5/0/0");
     }
 
     /**
