@@ -90,7 +90,12 @@ public class OperatorPaymentResource {
     @Operation(summary = "Second charges the provider made under the payment's key, having forgotten it: each refunded "
             + "on its own and retried until the provider takes it; whether its last refund call was refused")
     public List<Surpluses.Recorded> surplusCharges(@PathParam("orderId") UUID orderId) {
-        return surplusRefunds.ofOrder(orderId);
+        List<Surpluses.Recorded> found = surplusRefunds.ofOrder(orderId);
+        // a mistyped id is told apart from a payment with no second charge
+        if (found.isEmpty() && payments.findByOrderId(orderId).isEmpty()) {
+            throw notFound(orderId);
+        }
+        return found;
     }
 
     @POST

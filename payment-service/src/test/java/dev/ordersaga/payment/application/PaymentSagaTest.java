@@ -685,6 +685,8 @@ class PaymentSagaTest {
         operator().body("{\"reason\": \" \"}").post(confirm, saga.orderId(), second).then().statusCode(400);
         operator().body(body).post(confirm, saga.orderId(), "ch_unknown").then().statusCode(404)
                 .contentType("application/problem+json").body("detail", containsString("ch_unknown"));
+        operator().get(surplusCharges, UUID.randomUUID()).then().statusCode(404)
+                .contentType("application/problem+json").body("title", equalTo("Payment not found"));
         // PostgreSQL refuses a NUL in a string parameter; the id is checked as the body's text is
         operator().urlEncodingEnabled(false).body(body)
                 .post("/operator/payments/" + saga.orderId() + "/surplus-charges/ch%00x/confirm-refunded")

@@ -70,7 +70,12 @@ public class OperatorShipmentResource {
     @Operation(summary = "Second parcels the carrier created under the shipment's key, having forgotten it: each "
             + "cancelled on its own and retried until the carrier takes it; whether its last cancel call was refused")
     public List<Surpluses.Recorded> surplusParcels(@PathParam("orderId") UUID orderId) {
-        return surplusCancels.ofOrder(orderId);
+        List<Surpluses.Recorded> found = surplusCancels.ofOrder(orderId);
+        // a mistyped id is told apart from a shipment with no second parcel
+        if (found.isEmpty() && shipping.find(orderId).isEmpty()) {
+            throw new ProblemException(Response.Status.NOT_FOUND, "Shipment not found", "no shipment for order " + orderId);
+        }
+        return found;
     }
 
     @POST

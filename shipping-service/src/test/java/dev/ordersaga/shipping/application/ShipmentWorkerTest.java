@@ -643,6 +643,8 @@ class ShipmentWorkerTest {
             given().contentType(ContentType.JSON).body(body).post(confirm, orderId, unknown).then().statusCode(401);
             operator().body("{}").post(confirm, orderId, unknown).then().statusCode(400);
             operator().body(body).post(confirm, orderId, "shp_other").then().statusCode(404);
+            operator().get(surplusParcels, UUID.randomUUID()).then().statusCode(404)
+                    .contentType("application/problem+json").body("title", equalTo("Shipment not found"));
             // PostgreSQL refuses a NUL in a string parameter; the id is checked as the body's text is
             operator().urlEncodingEnabled(false).body(body)
                     .post("/operator/shipments/" + orderId + "/surplus-parcels/shp%00x/confirm-cancelled")
