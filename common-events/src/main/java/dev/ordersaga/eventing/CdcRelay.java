@@ -513,7 +513,8 @@ public class CdcRelay {
             return false;
         }
         try (PreparedStatement ps = session.prepareStatement("""
-                SELECT restart_lsn - '0/0'::pg_lsn > ? FROM pg_replication_slots WHERE slot_name = ? AND NOT active""")) {
+                SELECT restart_lsn - '0/0'::pg_lsn > ? FROM pg_replication_slots
+                WHERE slot_name = ? AND NOT active""")) {
             ps.setBigDecimal(1, BigDecimal.valueOf(processed.asLong()));
             ps.setString(2, slotName());
             try (ResultSet rs = ps.executeQuery()) {

@@ -155,7 +155,8 @@ class ProviderHttpTest {
         ProviderHttp http = new ProviderHttp(baseUrl(), timeout, connection -> {
             if (slowLookup.getAndSet(false)) {
                 try {
-                    // a resolver's pace, not a wait for a condition: the lookup outlasts the deadline, twice the timeout
+                    // a resolver's pace, not a wait for a condition: the lookup outlasts the deadline (twice the
+                    // timeout)
                     Thread.sleep(timeout.multipliedBy(3).toMillis());
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();

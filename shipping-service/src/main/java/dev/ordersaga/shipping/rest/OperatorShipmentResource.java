@@ -73,7 +73,8 @@ public class OperatorShipmentResource {
         List<Surpluses.Recorded> found = surplusCancels.ofOrder(orderId);
         // a mistyped id is told apart from a shipment with no second parcel
         if (found.isEmpty() && shipping.find(orderId).isEmpty()) {
-            throw new ProblemException(Response.Status.NOT_FOUND, "Shipment not found", "no shipment for order " + orderId);
+            throw new ProblemException(Response.Status.NOT_FOUND, "Shipment not found",
+                    "no shipment for order " + orderId);
         }
         return found;
     }
