@@ -224,11 +224,13 @@ public final class ProviderReport<E> {
             lookAgainFrom = null;
         }
         String end = null;
+        boolean cutShort = false;
         int applied = 0;
         try {
             for (int pages = 0; pages < MAX_PAGES_A_RUN; pages++) {
                 Optional<Page<E>> page = source.read(cursor, since, pageSize);
                 if (page.isEmpty()) {
+                    cutShort = end != null;
                     break;
                 }
                 applied += entries.apply(page.get().entries());
@@ -255,7 +257,13 @@ public final class ProviderReport<E> {
             failedRun();
             throw e;
         }
-        failedRuns = 0;
+        if (cutShort) {
+            // a stretch of the report the provider keeps failing stops each run there, the news after it unheard as
+            // surely as if no page came: the pages before it are kept, and the run counts as unread
+            failedRun();
+        } else {
+            failedRuns = 0;
+        }
         return applied;
     }
 

@@ -40,6 +40,10 @@ class ProviderReportTest {
         final List<Integer> entries = new ArrayList<>();
         final List<String> reads = new ArrayList<>();
         boolean answering = true;
+        /** Before each cursor's position: a provider's cursor is opaque, and may be long. */
+        String cursorPrefix = "";
+        /** An entry no page that holds it is given for: a stretch of the report the provider keeps failing. */
+        int unanswered = -1;
 
         @Override
         public Optional<Page<Integer>> read(String cursor, Instant since, int limit) {
@@ -47,9 +51,13 @@ class ProviderReportTest {
             if (!answering) {
                 return Optional.empty();
             }
-            int from = cursor == null ? 0 : Integer.parseInt(cursor);
+            int from = cursor == null ? 0 : Integer.parseInt(cursor.substring(cursorPrefix.length()));
             int to = Math.min(from + limit, entries.size());
-            return Optional.of(new Page<>(List.copyOf(entries.subList(from, to)), Integer.toString(to), to < entries.size()));
+            if (from <= unanswered && unanswered < to) {
+                return Optional.empty();
+            }
+            return Optional.of(new Page<>(List.copyOf(entries.subList(from, to)), cursorPrefix + to,
+                    to < entries.size()));
         }
     }
 
@@ -81,6 +89,43 @@ class ProviderReportTest {
         // each read starts where the one before the last ended, the second where the first did
         assertThat(seen).containsExactly(0, 1, 2, 0, 1, 2, 3, 4, 3, 4, 5);
         assertThat(provider.reads.get(2)).as("from the first read's start").isEqualTo(provider.reads.get(0));
+    }
+
+    /** Page tokens of some APIs run past 255 characters: such a cursor failed every save of the report's place. */
+    @Test
+    void aCursorOfAnyLengthIsKeptAndReadOnFrom() {
+        Provider provider = new Provider();
+        provider.cursorPrefix = "c".repeat(1000) + "-";
+        ProviderReport<Integer> report = new ProviderReport<>(name(), provider, writes, LOOK_BACK, Duration.ZERO, 10);
+        provider.entries.addAll(List.of(0, 1));
+        report.readOn(List::size);
+        provider.entries.add(2);
+        report.readOn(List::size);
+        report.readOn(List::size);
+
+        assertThat(provider.reads).hasSize(3);
+        assertThat(provider.reads.get(2)).as("from where the first run ended").isEqualTo(provider.cursorPrefix + 2);
+    }
+
+    /**
+     * A page the provider keeps failing two pages in: each run reads the pages before it and stops there. Counted as
+     * read, such runs reset the count each time and the alarm never came, while the news after it went unheard.
+     */
+    @Test
+    void runsThatStopAtAPageTheProviderKeepsFailingRaiseTheAlarmAsUnreadOnesDo() {
+        Provider provider = new Provider();
+        provider.entries.addAll(List.of(0, 1, 2, 3, 4, 5));
+        provider.unanswered = 4;
+        String name = name();
+        ProviderReport<Integer> report = new ProviderReport<>(name, provider, writes, LOOK_BACK, Duration.ZERO, 2);
+        try (LogCapture log = LogCapture.of(ProviderReport.class)) {
+            for (int run = 1; run <= 5; run++) {
+                report.readOn(List::size);
+            }
+            assertThat(log.containing("ALERT report " + name + " not read in 5 runs in a row")).hasSize(1);
+        }
+        provider.unanswered = -1;
+        assertThat(report.readOn(List::size)).as("the whole report, once the provider answers").isEqualTo(6);
     }
 
     @Test
