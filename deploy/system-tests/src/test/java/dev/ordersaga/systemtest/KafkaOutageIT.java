@@ -6,6 +6,7 @@ import dev.ordersaga.testing.KafkaTopicProbe;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -53,7 +54,9 @@ class KafkaOutageIT {
      */
     @Test
     void anOrdersEventsStayInOrderWhenKafkaStaysAwayPastTheDeliveryTimeout() throws Exception {
-        Duration deliveryTimeout = Duration.ofSeconds(20);
+        // Kafka must answer again before the cancel's event runs out too: the time it has to start is the spacing
+        // between the two events, less what the cancel needs to reach the producer
+        Duration deliveryTimeout = Duration.ofSeconds(30);
         try (KafkaTopicProbe orderEvents = KafkaTopicProbe.fromNow(Topics.ORDER_EVENTS);
              // With its only broker gone, a client forgets the cluster (it bootstraps again) and the relay's send
              // waits for the topic's metadata, one event at a time. A cluster whose other brokers answer while a
@@ -69,19 +72,24 @@ class KafkaOutageIT {
             // the relay's producer knows the topic's partitions, so that its sends wait in its buffer, not for metadata
             orderEvents.awaitKey(OrderApi.placeOrder(order).toString(), Duration.ofSeconds(30));
             UUID id;
+            Instant cancelled;
             SagaSystem.stack("kafka", "stop", "kafka-outage-ordering");
             try {
                 id = OrderApi.placeOrder(order);
                 // the scenario's spacing, not a wait for an outcome: the cancel's event must reach the producer
                 // well after the order's, so that only the order's has run out when Kafka comes back
-                Thread.sleep(deliveryTimeout.minusSeconds(5).toMillis());
+                Thread.sleep(deliveryTimeout.minusSeconds(4).toMillis());
                 given().baseUri(order.baseUrl()).post("/orders/{id}/cancel", id).then().statusCode(202);
+                cancelled = Instant.now();
                 await("the OrderCreated ran out of delivery time").atMost(Duration.ofSeconds(60))
                         .pollInterval(Duration.ofMillis(200))
                         .until(() -> order.logContains("Kafka did not acknowledge an event"));
             } finally {
                 SagaSystem.stack("kafka", "start", "kafka-outage-ordering");
             }
+            // else both events ran out, and the topic's order below would hold whatever the producer did
+            assertThat(Instant.now()).as("Kafka back while the cancel's event still had time: the scenario happened")
+                    .isBefore(cancelled.plus(deliveryTimeout));
             String key = id.toString();
             await("the OrderCancelling on the topic").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
                     .until(() -> !orderEvents.matching(r -> key.equals(r.key())

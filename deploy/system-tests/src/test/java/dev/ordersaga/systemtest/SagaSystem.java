@@ -23,7 +23,9 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -57,6 +59,7 @@ final class SagaSystem implements AutoCloseable {
     /** Each service's replicas, by replica number. */
     private final Map<String, ServiceProcess[]> services = new HashMap<>();
     private final AtomicInteger nextReplica = new AtomicInteger();
+    private final Set<UUID> placed = ConcurrentHashMap.newKeySet();
 
     private SagaSystem(String name, Map<String, String> extraProperties, int replicas,
                        Function<String, Map<String, String>> environmentOf) {
@@ -194,7 +197,17 @@ final class SagaSystem implements AutoCloseable {
     UUID place(String correlationId, String paymentToken, String line1, Line... lines) {
         String id = given().baseUri(balanced(ORDER)).contentType(ContentType.JSON).header("X-Correlation-Id", correlationId)
                 .body(orderJson(paymentToken, line1, lines)).post("/orders").then().statusCode(201).extract().path("orderId");
-        return UUID.fromString(id);
+        return placed(UUID.fromString(id));
+    }
+
+    /** Every order this system placed, through {@link #place} or {@link #placeRetrying}: what its audit must judge. */
+    Set<UUID> placed() {
+        return Set.copyOf(placed);
+    }
+
+    private UUID placed(UUID order) {
+        placed.add(order);
+        return order;
     }
 
     private static String orderJson(String paymentToken, String line1, Line... lines) {
@@ -233,7 +246,7 @@ final class SagaSystem implements AutoCloseable {
         if (response.statusCode() != 201) {
             throw new IllegalStateException("POST /orders answered " + response.statusCode());
         }
-        return UUID.fromString(response.path("orderId"));
+        return placed(UUID.fromString(response.path("orderId")));
     }
 
     /** A customer cancel that may come too late (409) or while order-service restarts (retried). */
