@@ -1,6 +1,7 @@
 package dev.ordersaga.inventory.rest;
 
 import dev.ordersaga.inventory.InventoryRows;
+import dev.ordersaga.testing.RawHttp;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -12,8 +13,6 @@ import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
 
-import java.io.OutputStream;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
@@ -145,19 +144,10 @@ class StockResourceTest {
         byte[] body = "{\"quantity\": 7}".getBytes(StandardCharsets.UTF_8);
         String credentials = Base64.getEncoder().encodeToString("operator:operator".getBytes(StandardCharsets.UTF_8));
         for (String ifMatch : List.of("If-Match:\r\n", "If-Match:   \r\n", "If-Match:\r\nIf-Match: \"5-0-0\"\r\n")) {
-            try (Socket socket = new Socket("127.0.0.1", RestAssured.port)) {
-                socket.setSoTimeout(10_000);
-                String head = "PUT /stock/" + sku + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                        + "Authorization: Basic " + credentials + "\r\n" + ifMatch
-                        + "Content-Length: " + body.length + "\r\nConnection: close\r\n\r\n";
-                OutputStream out = socket.getOutputStream();
-                out.write(head.getBytes(StandardCharsets.US_ASCII));
-                out.write(body);
-                out.flush();
-                String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                assertThat(answer).as(ifMatch).startsWith("HTTP/1.1 400").contains("application/problem+json")
-                        .contains("Invalid header");
-            }
+            String answer = RawHttp.exchange(RestAssured.port, "PUT /stock/" + sku, "Content-Type: application/json\r\n"
+                    + "Authorization: Basic " + credentials + "\r\n" + ifMatch, body);
+            assertThat(answer).as(ifMatch).startsWith("HTTP/1.1 400").contains("application/problem+json")
+                    .contains("Invalid header");
         }
         assertThat(new InventoryRows(dataSource).stock(sku)).as("nothing set").isEqualTo("5/0/0");
     }

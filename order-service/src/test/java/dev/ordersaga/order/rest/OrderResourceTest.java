@@ -9,6 +9,7 @@ import dev.ordersaga.events.Topics;
 import dev.ordersaga.order.testing.OrderRows;
 import dev.ordersaga.testing.KafkaTopicProbe;
 import dev.ordersaga.testing.Orders;
+import dev.ordersaga.testing.RawHttp;
 import dev.ordersaga.testing.StackTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -23,8 +24,6 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import javax.sql.DataSource;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -390,19 +389,10 @@ class OrderResourceTest {
         String correlationId = "empty-key-" + UUID.randomUUID();
         byte[] body = Orders.requestJson().getBytes(StandardCharsets.UTF_8);
         for (String value : List.of("", "   ")) {
-            try (Socket socket = new Socket("127.0.0.1", RestAssured.port)) {
-                socket.setSoTimeout(10_000);
-                String head = "POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                        + "X-Correlation-Id: " + correlationId + "\r\nIdempotency-Key:" + value + "\r\n"
-                        + "Content-Length: " + body.length + "\r\nConnection: close\r\n\r\n";
-                OutputStream out = socket.getOutputStream();
-                out.write(head.getBytes(StandardCharsets.US_ASCII));
-                out.write(body);
-                out.flush();
-                String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                assertThat(answer).as("Idempotency-Key:%s", value).startsWith("HTTP/1.1 400")
-                        .contains("application/problem+json").contains("Idempotency-Key is empty");
-            }
+            String answer = RawHttp.exchange(RestAssured.port, "POST /orders", "Content-Type: application/json\r\n"
+                    + "X-Correlation-Id: " + correlationId + "\r\nIdempotency-Key:" + value + "\r\n", body);
+            assertThat(answer).as("Idempotency-Key:%s", value).startsWith("HTTP/1.1 400")
+                    .contains("application/problem+json").contains("Idempotency-Key is empty");
         }
         assertThat(OrderRows.withCorrelation(dataSource, correlationId)).isZero();
     }
