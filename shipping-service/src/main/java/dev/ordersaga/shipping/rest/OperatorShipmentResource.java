@@ -73,8 +73,7 @@ public class OperatorShipmentResource {
         List<Surpluses.Recorded> found = surplusCancels.ofOrder(orderId);
         // a mistyped id is told apart from a shipment with no second parcel
         if (found.isEmpty() && shipping.find(orderId).isEmpty()) {
-            throw new ProblemException(Response.Status.NOT_FOUND, "Shipment not found",
-                    "no shipment for order " + orderId);
+            throw notFound(orderId);
         }
         return found;
     }
@@ -107,10 +106,13 @@ public class OperatorShipmentResource {
             return shipping.confirmCancelledByHand(orderId, request.carrierShipmentId(),
                             identity.getPrincipal().getName(), request.reason())
                     .map(ShipmentView::of)
-                    .orElseThrow(() -> new ProblemException(Response.Status.NOT_FOUND, "Shipment not found",
-                            "no shipment for order " + orderId));
+                    .orElseThrow(() -> notFound(orderId));
         } catch (ShippingService.NotConfirmable e) {
             throw new ProblemException(Response.Status.CONFLICT, "Shipment cancel not confirmable", e.getMessage());
         }
+    }
+
+    private static ProblemException notFound(UUID orderId) {
+        return new ProblemException(Response.Status.NOT_FOUND, "Shipment not found", "no shipment for order " + orderId);
     }
 }
